@@ -1,0 +1,152 @@
+"""The public entry points: `grad`, `value_and_grad`, `show`.
+
+A `GradFunction` transforms the user's function once, when it is created
+(so unsupported syntax is reported at once), and compiles on first call. At
+each call it binds arguments like the user's function would, checks the
+arguments being differentiated, and shapes each gradient like its argument.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from .driver import build, transform
+from .errors import NonScalarOutputError
+
+
+def _wrt_names(func, wrt) -> tuple[list[str], bool]:
+    """`wrt` as parameter names, and whether the caller asked for a tuple."""
+    params = list(inspect.signature(func).parameters)
+    many = isinstance(wrt, (tuple, list))
+    items = list(wrt) if many else [wrt]
+    if many and not items:
+        raise ValueError("wrt=() names no argument; give a position, a name, or a tuple of them")
+    names = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise TypeError(f"wrt must be a parameter position, a parameter name, or a tuple of "
+                            f"them; got {item!r} ({type(item).__name__})")
+        if isinstance(item, int):
+            if not 0 <= item < len(params):
+                raise ValueError(f"wrt={item} is out of range: {func.__qualname__} has "
+                                 f"{len(params)} parameter(s) ({', '.join(params)})")
+            item = params[item]
+        elif item not in params:
+            raise ValueError(f"wrt={item!r} names no parameter of {func.__qualname__} "
+                             f"(its parameters: {', '.join(params)})")
+        if item in names:
+            raise ValueError(f"wrt names parameter {item!r} twice")
+        names.append(item)
+    return names, many
+
+
+def _check_differentiable(name: str, value):
+    """Return `value` as something srcgrad can differentiate, or raise TypeError."""
+    kind = type(value).__name__
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
+        raise TypeError(f"cannot differentiate with respect to argument {name!r}: it is a boolean ({kind})")
+    if isinstance(value, (int, np.integer)) or (
+            isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.integer)):
+        raise TypeError(
+            f"cannot differentiate with respect to argument {name!r}: it is an integer ({kind}"
+            f"{'' if not isinstance(value, np.ndarray) else ' array'}). Pass a float "
+            f"(e.g. {name}=3.0 or an array of dtype float64), or leave {name!r} out of wrt.")
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
+        return float(value) if value.ndim == 0 else np.ascontiguousarray(value, dtype=np.float64)
+    raise TypeError(f"cannot differentiate with respect to argument {name!r} of type {kind}: "
+                    "srcgrad differentiates floats and float64 NumPy arrays")
+
+
+def _plain(value):
+    """0-d arrays become scalars (NOTE [scalars] in runtime.py)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.item()
+    return value
+
+
+def _shaped_like(grad, arg):
+    if isinstance(arg, np.ndarray):
+        return np.asarray(grad, dtype=np.float64).reshape(arg.shape)
+    return float(grad)
+
+
+class GradFunction:
+    """The callable `grad(f)` returns: same parameters as f, returns gradients."""
+
+    def __init__(self, func, wrt=0, *, jit=True, with_value=False):
+        self.wrt, self._many = _wrt_names(func, wrt)
+        self._signature = inspect.signature(func)
+        self._program = build(func, self.wrt, jit=jit)
+        self._with_value = with_value
+        functools.update_wrapper(self, func)
+
+    @property
+    def source(self) -> str:
+        """The whole generated module, as written to the cache."""
+        return self._program.source
+
+    @property
+    def backend(self) -> str | None:
+        """"numba" if the compiled code ran at the last call, "python" if not, None before."""
+        return self._program.compiled.backend
+
+    @property
+    def fallback_reason(self) -> str | None:
+        return self._program.compiled.fallback_reason
+
+    def __call__(self, *args, **kwargs):
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        for name in self.wrt:
+            values[name] = _check_differentiable(name, values[name])
+        inputs = [_plain(v) for v in values.values()]
+        inputs += self._program.resolved.read_globals()
+        value, grads = self._program.compiled(*inputs)
+        if np.ndim(value) != 0:
+            raise NonScalarOutputError(
+                f"{self.__wrapped__.__qualname__} returned an array of shape {np.shape(value)}; "
+                "grad needs a scalar output. Reduce it to a scalar first (for example "
+                "np.sum(y) or y[0]), or differentiate each output separately.")
+        grads = tuple(_shaped_like(g, bound.arguments[n]) for g, n in zip(grads, self.wrt))
+        result = grads if self._many else grads[0]
+        return (_plain(value), result) if self._with_value else result
+
+    def __repr__(self):
+        return f"<srcgrad gradient of {self.__wrapped__.__qualname__} wrt {', '.join(self.wrt)}>"
+
+
+def _decorator_or_call(func, wrt, jit, with_value):
+    if func is None:
+        return lambda f: GradFunction(f, wrt, jit=jit, with_value=with_value)
+    return GradFunction(func, wrt, jit=jit, with_value=with_value)
+
+
+def grad(func=None, wrt=0, *, jit=True):
+    """The gradient of scalar-valued `func` with respect to argument(s) `wrt`.
+
+    `wrt` is a position, a parameter name, or a tuple of them; the result
+    returns one gradient, or a tuple for a tuple `wrt`. Works as `@grad` and
+    `@grad(wrt=(0, 1))`. `jit=False` runs the generated code without numba.
+    """
+    return _decorator_or_call(func, wrt, jit, with_value=False)
+
+
+def value_and_grad(func=None, wrt=0, *, jit=True):
+    """Like `grad`, but the result returns `(func(...), gradient(s))`."""
+    return _decorator_or_call(func, wrt, jit, with_value=True)
+
+
+def show(func, wrt=0, mode="reverse") -> str:
+    """Print the generated source for `func` and return it as a string."""
+    if mode != "reverse":
+        raise ValueError(f"mode={mode!r} is not available: srcgrad generates mode='reverse' "
+                         "code (forward mode is not implemented yet)")
+    names, _ = _wrt_names(func, wrt)
+    source = transform(func, names)[1].source
+    print(source)
+    return source

@@ -1,0 +1,127 @@
+"""Pass 2, check: reject what srcgrad cannot differentiate, before any rewriting.
+
+Guarantees to the next pass: the function body uses only the statement and
+expression forms listed in `_STATEMENTS` and `_EXPRESSIONS`; assignment
+targets are names or tuples of names; there is exactly one `return`, as the
+last statement; no parameter is `*args`/`**kwargs`; no user identifier
+collides with a name srcgrad generates (`RESERVED`). Everything else raises
+`SrcgradSyntaxError` naming the construct and the user's file:line:col.
+"""
+from __future__ import annotations
+
+import re
+
+import gast
+
+from .errors import SrcgradSyntaxError
+from .parse import Parsed
+
+# Names srcgrad generates: adjoints `_adj_x`, temporaries `_t1`/`_r1`, tapes
+# `_tape_x`, SSA versions `x__2`, and the modules generated code imports.
+RESERVED = re.compile(r"^_(adj|tape|sg)_|^_[tr]\d+$|__\d+$")
+MODULE_NAMES = ("np", "math")
+
+_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
+               gast.Pass, gast.Assert)
+_EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Call, gast.Attribute, gast.Subscript,
+                gast.Name, gast.Constant, gast.Tuple, gast.Compare, gast.Slice, gast.keyword,
+                gast.Load, gast.Store, gast.operator, gast.unaryop, gast.cmpop)
+
+_NAMES = {
+    "For": "for loop", "AsyncFor": "async for loop", "While": "while loop",
+    "If": "if statement", "IfExp": "conditional expression (a if c else b)",
+    "BoolOp": "'and'/'or' expression", "Try": "try statement", "TryStar": "try/except* statement",
+    "With": "with statement", "AsyncWith": "async with statement", "Raise": "raise statement",
+    "Global": "global statement", "Nonlocal": "nonlocal statement",
+    "ClassDef": "class definition", "FunctionDef": "nested function definition",
+    "AsyncFunctionDef": "async function definition", "Lambda": "lambda expression",
+    "Delete": "del statement", "Import": "import statement", "ImportFrom": "import statement",
+    "Match": "match statement", "Yield": "yield expression", "YieldFrom": "yield from expression",
+    "Await": "await expression", "ListComp": "list comprehension",
+    "SetComp": "set comprehension", "DictComp": "dict comprehension",
+    "GeneratorExp": "generator expression", "List": "list display", "Dict": "dict display",
+    "Set": "set display", "JoinedStr": "f-string", "NamedExpr": "assignment expression (:=)",
+    "Starred": "starred expression (*x)", "Break": "break statement",
+    "Continue": "continue statement",
+}
+
+
+def _fail(parsed: Parsed, node, what: str, hint: str = "") -> None:
+    raise SrcgradSyntaxError(
+        f"srcgrad cannot differentiate {parsed.func.__qualname__}: {what} is not supported"
+        + (f"; {hint}" if hint else ""), parsed.loc(node))
+
+
+def _construct(node) -> str:
+    name = type(node).__name__
+    return _NAMES.get(name, f"{name} construct")
+
+
+def check(parsed: Parsed) -> Parsed:
+    tree = parsed.tree
+    args = tree.args
+    if args.vararg is not None or args.kwarg is not None:
+        _fail(parsed, tree, "a *args/**kwargs parameter", "list the parameters explicitly")
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    for stmt in tree.body:
+        if not isinstance(stmt, _STATEMENTS):
+            _fail(parsed, stmt, _construct(stmt))
+        for node in gast.walk(stmt):
+            _check_node(parsed, node)
+    _check_return(parsed, tree)
+    _check_names(parsed, tree, params)
+    return parsed
+
+
+def _check_node(parsed: Parsed, node) -> None:
+    if isinstance(node, gast.stmt) and not isinstance(node, _STATEMENTS):
+        _fail(parsed, node, _construct(node))
+    if isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS):
+        _fail(parsed, node, _construct(node))
+    if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        for target in targets:
+            _check_target(parsed, target)
+    if isinstance(node, gast.Call):
+        if any(k.arg is None for k in node.keywords):
+            _fail(parsed, node, "a **kwargs argument in a call")
+    if isinstance(node, gast.Compare) and len(node.ops) > 1:
+        _fail(parsed, node, "a chained comparison (a < b < c)", "compare one pair at a time")
+
+
+def _check_target(parsed: Parsed, target) -> None:
+    if isinstance(target, gast.Tuple):
+        for elt in target.elts:
+            _check_target(parsed, elt)
+    elif isinstance(target, gast.Subscript):
+        _fail(parsed, target, "assignment into an array element or slice (in-place update)")
+    elif not isinstance(target, gast.Name):
+        _fail(parsed, target, f"assignment to {type(target).__name__.lower()}")
+
+
+def _check_return(parsed: Parsed, tree) -> None:
+    returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]
+    if not returns:
+        _fail(parsed, tree, "a function without a return statement",
+              "return the scalar to differentiate")
+    for ret in returns:
+        if ret is not tree.body[-1]:
+            _fail(parsed, ret, "a return statement before the end of the function")
+    if tree.body[-1].value is None:
+        _fail(parsed, tree.body[-1], "a bare return (it returns None)")
+
+
+def _check_names(parsed: Parsed, tree, params) -> None:
+    stores = set(params)
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name):
+            if RESERVED.search(node.id):
+                _fail(parsed, node, f"the name {node.id!r}",
+                      "names like _adj_x, _t1, _tape_x and x__2 are reserved for srcgrad's "
+                      "generated code; rename it")
+            if isinstance(node.ctx, gast.Store):
+                stores.add(node.id)
+    for name in MODULE_NAMES:
+        if name in stores:
+            _fail(parsed, tree, f"a parameter or local variable named {name!r}",
+                  f"generated code uses {name!r} for the module; rename the variable")

@@ -1,0 +1,60 @@
+"""Pass 9, compile: numba-compile a generated function, or run it as Python.
+
+`Compiled` calls the `numba.njit(cache=True)` version. If numba cannot
+compile it, srcgrad warns once with numba's reason and the user's line the
+failure maps to, then keeps working by running the same generated function
+as plain Python. `backend` says which one ran last ("numba" or "python").
+"""
+from __future__ import annotations
+
+import re
+import warnings
+
+import numba
+from numba.core.errors import NumbaError, NumbaPerformanceWarning
+
+from .errors import SrcgradWarning
+
+
+class Compiled:
+    def __init__(self, python_func, path, line_map, describe, jit=True):
+        self.python = python_func
+        self.path = str(path)
+        self.line_map = line_map
+        self.describe = describe  # "gradient of f (model.py:3)"
+        self.dispatcher = numba.njit(cache=True)(python_func) if jit else None
+        self.fallback_reason: str | None = None
+        self.backend: str | None = None
+
+    def __call__(self, *args):
+        if self.dispatcher is not None and self.fallback_reason is None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", NumbaPerformanceWarning)
+                    result = self.dispatcher(*args)
+            except NumbaError as exc:
+                self._fall_back(exc)
+            else:
+                self.backend = "numba"
+                return result
+        self.backend = "python"
+        return self.python(*args)
+
+    def _fall_back(self, exc: NumbaError) -> None:
+        reason = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
+        self.fallback_reason = reason
+        user_line = self.user_line(reason)
+        first = next((ln.strip() for ln in reason.splitlines() if ln.strip()), reason)
+        where = f" (at {user_line})" if user_line else ""
+        warnings.warn(
+            f"srcgrad: numba could not compile the {self.describe}{where}; running it as plain "
+            f"Python instead, which is slower but gives the same result. Numba said: {first}\n"
+            f"The generated code is in {self.path}.", SrcgradWarning, stacklevel=3)
+
+    def user_line(self, reason: str):
+        """The user's file:line that numba's message points at, if it names a generated line."""
+        hits = [int(m) for m in re.findall(rf'File "[^"]*{re.escape(self.path.split("/")[-1])}", line (\d+)', reason)]
+        for line in reversed(hits):
+            if line in self.line_map:
+                return self.line_map[line]
+        return None

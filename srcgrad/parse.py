@@ -1,0 +1,92 @@
+"""Pass 1, parse: a Python function object -> its gast `FunctionDef`.
+
+Guarantees to the next pass: `Parsed.tree` is a single `gast.FunctionDef`
+without decorators whose node line numbers are relative to `Parsed.text`;
+`Parsed.loc(node)` turns any node into the user's absolute file:line:col.
+A lambda becomes a `def` whose body is `return <lambda body>`.
+"""
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import Callable
+
+import gast
+
+from .errors import Location, SourceUnavailableError
+
+
+@dataclass(frozen=True)
+class Parsed:
+    func: Callable
+    tree: gast.FunctionDef
+    filename: str
+    first_line: int  # absolute line number of the first line of `text`
+    indent: int  # columns removed by dedenting
+    text: str
+
+    def loc(self, node) -> Location:
+        rel = getattr(node, "lineno", None) or 1
+        lines = self.text.splitlines()
+        text = lines[rel - 1] if 0 < rel <= len(lines) else ""
+        return Location(self.filename, self.first_line + rel - 1,
+                        getattr(node, "col_offset", 0) + self.indent, text)
+
+    def line_text(self, lineno: int) -> str:
+        """The user's source line at absolute line `lineno`, stripped."""
+        lines = self.text.splitlines()
+        rel = lineno - self.first_line
+        return lines[rel].strip() if 0 <= rel < len(lines) else ""
+
+
+def parse(func: Callable) -> Parsed:
+    """Read and parse `func`'s source; raise `SourceUnavailableError` saying why not."""
+    if not inspect.isfunction(func):
+        raise TypeError(f"srcgrad differentiates Python functions; got {type(func).__name__} "
+                        f"{func!r}. Wrap it in a def, or give it a rule with srcgrad.defvjp.")
+    filename = inspect.getsourcefile(func) or func.__code__.co_filename
+    try:
+        lines, first_line = inspect.getsourcelines(func)
+    except (OSError, TypeError) as exc:
+        raise SourceUnavailableError(
+            f"cannot read the source of {func.__qualname__} (defined in {func.__code__.co_filename!r}): "
+            f"{exc}. srcgrad transforms source code, so the function must be defined in a file "
+            "(a module, a script, or a notebook cell), not in a plain interactive prompt or via exec/eval."
+        ) from None
+    raw = "".join(lines)
+    text = textwrap.dedent(raw)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    first_line = max(first_line, 1)
+    if func.__name__ == "<lambda>":
+        return _parse_lambda(func, text, filename, first_line, indent)
+    module = gast.parse(text)
+    tree = module.body[0]
+    if not isinstance(tree, gast.FunctionDef):
+        raise SourceUnavailableError(f"the source found for {func.__qualname__} is not a def statement")
+    tree.decorator_list = []
+    return Parsed(func, tree, filename, first_line, indent, text)
+
+
+def _parse_lambda(func, text, filename, first_line, indent) -> Parsed:
+    """Find the one lambda in `text` whose parameters match `func`'s."""
+    try:
+        module = gast.parse(text)
+    except SyntaxError:
+        module = gast.parse("(" + text.strip().rstrip(",") + ")")
+    code = func.__code__
+    want = list(code.co_varnames[:code.co_argcount])
+    found = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)
+             and [a.id for a in n.args.args] == want]
+    loc = Location(filename, first_line, indent, text.splitlines()[0] if text else "")
+    if len(found) != 1:
+        raise SourceUnavailableError(
+            f"found {len(found)} lambdas with parameters ({', '.join(want)}) on this line; "
+            "srcgrad cannot tell which one to differentiate. Give the function a name with def.", loc)
+    lam = found[0]
+    ret = gast.Return(value=lam.body)
+    gast.copy_location(ret, lam.body)
+    tree = gast.FunctionDef(name=f"lambda_{first_line}", args=lam.args, body=[ret],
+                            decorator_list=[], returns=None, type_comment=None, type_params=[])
+    gast.copy_location(tree, lam)
+    return Parsed(func, tree, filename, first_line, indent, text)

@@ -1,0 +1,115 @@
+"""The derivative-rule registry: callable or operator -> `Rule`.
+
+A rule is a short Python function `vjp(g, ans, *args)`: given the cotangent
+`g` of the result `ans`, it returns the cotangent of each argument that has no
+default (one expression, or a tuple when there are several; `None` for an
+argument that gets no gradient). Arguments with defaults are options
+(`axis=None`), never differentiated.
+
+Rules are executable (the registry sweep in tests calls them on NumPy values
+and checks them against finite differences) and are also templates: the
+reverse pass inlines a rule's body into the generated code, so rule bodies may
+use only their parameters, `np`, `math`, builtins and the helpers in
+`srcgrad.runtime`.
+
+Adding a primitive touches one rules module and nothing else.
+"""
+from __future__ import annotations
+
+import builtins
+import hashlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+# Sample argument shapes for the registry sweep.
+UNARY = (((),), ((3,),), ((2, 3),))
+BINARY = (((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)))
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str  # how generated code spells the primal: "np.sin", "+", "abs"
+    primal: Callable  # the primal as a Python callable (operator.add for "+")
+    vjp: Callable | None  # None: the result carries no gradient
+    domain: tuple[float, float] = (-2.0, 2.0)  # where the sweep samples arguments
+    shapes: tuple = UNARY  # argument shapes the sweep tries
+    sample: Callable | None = field(default=None, compare=False)  # rng -> args, overrides both
+
+
+REGISTRY: dict[Any, Rule] = {}
+
+# Array methods and attributes that generated code spells as NumPy calls.
+METHODS: dict[str, Callable] = {}
+# Attributes that are plain non-differentiable data (kept as attributes).
+DATA_ATTRIBUTES = frozenset({"shape", "size", "ndim", "dtype"})
+
+_SPELLING_ROOTS = (("np", np), ("np.linalg", np.linalg), ("math", math))
+
+
+def spelling(obj) -> str | None:
+    """How generated code names `obj` (`np.sin`, `math.exp`, `abs`), or None."""
+    for prefix, module in _SPELLING_ROOTS:
+        name = getattr(obj, "__name__", None)
+        if name and getattr(module, name, None) is obj:
+            return f"{prefix}.{name}"
+    name = getattr(obj, "__name__", None)
+    if name and getattr(builtins, name, None) is obj:
+        return name
+    return None
+
+
+def _register(key, rule: Rule) -> None:
+    REGISTRY[key] = rule
+
+
+def defrule(*primals, domain=(-2.0, 2.0), shapes=UNARY, sample=None):
+    """Decorator: register `vjp` as the reverse rule of each callable or operator in `primals`.
+
+    Operators are given as `(gast operator class, symbol, python callable)`.
+    """
+    def register(vjp):
+        for primal in primals:
+            if isinstance(primal, tuple):
+                key, symbol, fn = primal
+                _register(key, Rule(symbol, fn, vjp, domain, shapes, sample))
+            else:
+                name = spelling(primal)
+                if name is None:
+                    raise ValueError(f"srcgrad cannot spell {primal!r} in generated code")
+                _register(primal, Rule(name, primal, vjp, domain, shapes, sample))
+        return vjp
+    return register
+
+
+def defnondiff(*primals) -> None:
+    """Register callables or operators whose result carries no gradient (len, np.sign, <)."""
+    for primal in primals:
+        if isinstance(primal, tuple):
+            key, symbol, fn = primal
+            _register(key, Rule(symbol, fn, None))
+        else:
+            _register(primal, Rule(spelling(primal) or primal.__name__, primal, None))
+
+
+def lookup(key) -> Rule | None:
+    """The rule for a callable or an operator class, or None."""
+    try:
+        return REGISTRY.get(key)
+    except TypeError:  # unhashable callables have no rules
+        return None
+
+
+def fingerprint() -> str:
+    """A hash of the rule and runtime sources, part of the generated-code cache key."""
+    here = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(here.glob("*.py")) + [here.parent / "runtime.py"]:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+from . import arith, numpy_ufuncs, reductions, linalg  # noqa: E402,F401  (they register)

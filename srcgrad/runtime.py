@@ -1,0 +1,223 @@
+"""Run-time helpers that generated code and derivative rules call.
+
+Each helper is a plain NumPy function (used when the generated code runs as
+Python, `jit=False`) with a numba twin registered by `numba.extending.overload`,
+chosen per argument type at compile time, so the generated source stays the
+same whether a value is a scalar or an array of any rank.
+
+NOTE [scalars]: inside generated code a "scalar" is a Python/NumPy float or
+int; 0-d arrays are turned into floats by the caller before the call
+(`api.py`), so helpers only distinguish numbers from arrays of rank >= 1.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+__all__ = ["seed", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
+           "select", "log_or_zero", "matmul_lhs_grad", "matmul_rhs_grad"]
+
+
+def _is_number(t) -> bool:
+    return isinstance(t, (types.Number, types.Boolean))
+
+
+# --- seed: the cotangent of the output (ones; the caller rejects non-scalar outputs) ---
+
+def seed(y):
+    return 1.0 if np.ndim(y) == 0 else np.ones(np.shape(y))
+
+
+@overload(seed)
+def _seed(y):
+    if isinstance(y, types.Array):
+        return lambda y: np.ones(y.shape)
+    return lambda y: 1.0
+
+
+# --- zeros_like: a zero adjoint with x's type and shape --------------------------------
+
+def zeros_like(x):
+    return 0.0 if np.ndim(x) == 0 else np.zeros(np.shape(x))
+
+
+@overload(zeros_like)
+def _zeros_like(x):
+    if _is_number(x):
+        return lambda x: 0.0
+    return lambda x: np.zeros(x.shape)
+
+
+# --- fill_like: v broadcast to x's shape (the adjoint of a full reduction) --------------
+
+def fill_like(x, v):
+    return float(v) if np.ndim(x) == 0 else np.full(np.shape(x), v, dtype=np.float64)
+
+
+@overload(fill_like)
+def _fill_like(x, v):
+    if _is_number(x):
+        return lambda x, v: v
+    return lambda x, v: np.full(x.shape, v)
+
+
+# --- unbroadcast: sum a cotangent back down to its argument's shape ---------------------
+
+def unbroadcast(g, x):
+    """Reverse NumPy broadcasting: sum `g` over the axes along which `x` was stretched."""
+    xshape = np.shape(x)
+    if not xshape:
+        return float(np.sum(g))
+    g = np.asarray(g)
+    if g.shape == xshape:
+        return g
+    lead = g.ndim - len(xshape)
+    g = g.sum(axis=tuple(range(lead))) if lead else g
+    stretched = tuple(i for i, n in enumerate(xshape) if n == 1 and g.shape[i] != 1)
+    return g.sum(axis=stretched, keepdims=True) if stretched else g
+
+
+@overload(unbroadcast)
+def _unbroadcast(g, x):
+    if _is_number(x):
+        if _is_number(g):
+            return lambda g, x: g
+        return lambda g, x: np.sum(g)
+    if _is_number(g):
+        return lambda g, x: np.full(x.shape, g)
+    same_rank = g.ndim == x.ndim
+
+    def impl(g, x):
+        if same_rank:
+            if g.shape == x.shape:
+                return g
+        return _sum_to(g, x.shape)
+    return impl
+
+
+def _sum_to(g, shape):
+    pass  # only called from numba code; see the overload below
+
+
+@overload(_sum_to)
+def _sum_to_impl(g, shape):
+    def impl(g, shape):
+        # Walk g in C order; each element lands in the out element it was broadcast from.
+        out = np.zeros(shape)
+        flat = out.reshape(out.size)
+        gs = g.shape
+        lead = g.ndim - len(shape)
+        gflat = np.ascontiguousarray(g).reshape(g.size)
+        for k in range(g.size):
+            rem, idx, stride = k, 0, 1
+            for d in range(g.ndim - 1, lead - 1, -1):
+                i = rem % gs[d]
+                rem //= gs[d]
+                n = shape[d - lead]
+                if n != 1:
+                    idx += i * stride
+                stride *= n
+            flat[idx] += gflat[k]
+        return out
+    return impl
+
+
+# --- select: np.where that also takes three scalars -------------------------------------
+
+def select(c, a, b):
+    out = np.where(c, a, b)
+    return float(out) if out.ndim == 0 else out
+
+
+@overload(select)
+def _select(c, a, b):
+    if _is_number(c) and _is_number(a) and _is_number(b):
+        return lambda c, a, b: float(a) if c else float(b)
+    return lambda c, a, b: np.where(c, a, b)
+
+
+# --- tie_share: the share of d max(x, other) / dx at x (ties split in half) -------------
+
+def tie_share(x, ans, other):
+    return select(x == ans, select(x == other, 0.5, 1.0), 0.0)
+
+
+@overload(tie_share)
+def _tie_share(x, ans, other):
+    return lambda x, ans, other: select(x == ans, select(x == other, 0.5, 1.0), 0.0)
+
+
+# --- extremum_share: d max(x) / dx, split evenly between tied maxima ---------------------
+
+def extremum_share(x, ans):
+    hits = np.asarray(x == ans, dtype=np.float64)
+    return hits / hits.sum() if hits.ndim else 1.0
+
+
+@overload(extremum_share)
+def _extremum_share(x, ans):
+    if _is_number(x):
+        return lambda x, ans: 1.0
+
+    def impl(x, ans):
+        hits = (x == ans) * 1.0
+        return hits / np.sum(hits)
+    return impl
+
+
+# --- log_or_zero: log(x) where x > 0, else 0 (the exponent's share in x ** y) -----------
+
+def log_or_zero(x):
+    return select(x > 0, np.log(np.where(np.asarray(x) > 0, x, 1.0)), 0.0)
+
+
+@overload(log_or_zero)
+def _log_or_zero(x):
+    if _is_number(x):
+        return lambda x: np.log(x) if x > 0 else 0.0
+    return lambda x: np.where(x > 0, np.log(np.where(x > 0, x, 1.0)), 0.0)
+
+
+# --- matmul: cotangents of a @ b for 1-d and 2-d operands -------------------------------
+
+def matmul_lhs_grad(g, a, b):
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if a_nd == 0 or b_nd == 0:
+        return unbroadcast(g * b, a)
+    if b_nd == 1:
+        return np.outer(g, b) if a_nd == 2 else g * b
+    return g @ b.T if a_nd == 2 else b @ g
+
+
+def matmul_rhs_grad(g, a, b):
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if a_nd == 0 or b_nd == 0:
+        return unbroadcast(g * a, b)
+    if a_nd == 1:
+        return np.outer(a, g) if b_nd == 2 else g * a
+    return a.T @ g
+
+
+@overload(matmul_lhs_grad)
+def _matmul_lhs_grad(g, a, b):
+    if _is_number(a) or _is_number(b):
+        return lambda g, a, b: unbroadcast(g * b, a)
+    if b.ndim == 1:
+        if a.ndim == 2:
+            return lambda g, a, b: np.outer(g, b)
+        return lambda g, a, b: g * b
+    if a.ndim == 2:
+        return lambda g, a, b: g @ np.ascontiguousarray(b.T)
+    return lambda g, a, b: b @ g
+
+
+@overload(matmul_rhs_grad)
+def _matmul_rhs_grad(g, a, b):
+    if _is_number(a) or _is_number(b):
+        return lambda g, a, b: unbroadcast(g * a, b)
+    if a.ndim == 1:
+        if b.ndim == 2:
+            return lambda g, a, b: np.outer(a, g)
+        return lambda g, a, b: g * a
+    return lambda g, a, b: np.ascontiguousarray(a.T) @ g
