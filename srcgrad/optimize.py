@@ -8,13 +8,20 @@ code is left exactly as normalized. Guarantees, in order:
    be folded moves down to just before its first use.
 2. Dead code: assignments to generated names that nothing reads are removed,
    and so are "grad of" comments left with an empty block.
+3. Constant arithmetic that rule inlining produced is folded (`x ** (2 - 1)`
+   becomes `x`).
 Valid for straight-line code, where every adjoint's uses follow its init.
 """
 from __future__ import annotations
 
+import operator
+
 import gast
 
 from .reverse import Reversed, is_comment
+
+_FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+             gast.Pow: operator.pow}
 
 GENERATED = ("_adj_", "_r")
 
@@ -97,6 +104,34 @@ def drop_dead(body: list) -> list:
              or isinstance(kept[k + 1], gast.Return)))]
 
 
+def _number(node, value=None) -> bool:
+    return (isinstance(node, gast.Constant) and type(node.value) in (int, float)
+            and (value is None or node.value == value))
+
+
+class _Fold(gast.NodeTransformer):
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        op = type(node.op)
+        if _number(node.left) and _number(node.right) and op in _FOLDABLE:
+            return gast.Constant(value=_FOLDABLE[op](node.left.value, node.right.value), kind=None)
+        if op is gast.Pow and _number(node.right, 1):
+            return node.left
+        if op is gast.Mult and _number(node.right, 1):
+            return node.left
+        if op is gast.Mult and _number(node.left, 1):
+            return node.right
+        return node
+
+
+def fold_constants(body: list) -> list:
+    for stmt in body:
+        target = _assigned(stmt)
+        if (target is not None and _generated(target)) or isinstance(stmt, gast.AugAssign):
+            stmt.value = _Fold().visit(stmt.value)
+    return body
+
+
 def optimize(rev: Reversed) -> Reversed:
-    rev.tree.body = drop_dead(fold_zero_inits(rev.tree.body))
+    rev.tree.body = drop_dead(fold_zero_inits(fold_constants(rev.tree.body)))
     return rev

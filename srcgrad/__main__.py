@@ -1,0 +1,58 @@
+"""Command line: `python -m srcgrad show path/to/file.py:function [--wrt 0,1]`."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+from .api import show
+from .errors import SrcgradError
+
+
+def _load_function(target: str):
+    path, sep, name = target.rpartition(":")
+    if not sep or not path or not name:
+        raise SystemExit(f"srcgrad: expected FILE.py:FUNCTION, got {target!r}")
+    file = Path(path)
+    if not file.is_file():
+        raise SystemExit(f"srcgrad: no such file: {path}")
+    sys.path.insert(0, str(file.resolve().parent))
+    spec = importlib.util.spec_from_file_location(file.stem, file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[file.stem] = module
+    spec.loader.exec_module(module)
+    func = module
+    for part in name.split("."):
+        if not hasattr(func, part):
+            raise SystemExit(f"srcgrad: {path} has no function {name!r}")
+        func = getattr(func, part)
+    return getattr(func, "__wrapped__", func)
+
+
+def _parse_wrt(text: str):
+    items = [int(p) if p.strip().lstrip("-").isdigit() else p.strip() for p in text.split(",")]
+    return items[0] if len(items) == 1 else tuple(items)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m srcgrad",
+                                     description="Show the code srcgrad generates.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    show_cmd = commands.add_parser("show", help="print the generated gradient source")
+    show_cmd.add_argument("target", help="path/to/file.py:function")
+    show_cmd.add_argument("--wrt", default="0",
+                          help="positions or names to differentiate, e.g. 0,1 or x,y (default 0)")
+    show_cmd.add_argument("--mode", default="reverse", help="reverse (default)")
+    args = parser.parse_args(argv)
+    func = _load_function(args.target)
+    try:
+        show(func, wrt=_parse_wrt(args.wrt), mode=args.mode)
+    except (SrcgradError, ValueError, TypeError) as exc:
+        print(f"srcgrad: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
