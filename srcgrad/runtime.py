@@ -58,8 +58,8 @@ def fill_like(x, v):
 @overload(fill_like)
 def _fill_like(x, v):
     if _is_number(x):
-        return lambda x, v: v
-    return lambda x, v: np.full(x.shape, v)
+        return lambda x, v: float(v)
+    return lambda x, v: np.full(x.shape, float(v))
 
 
 # --- unbroadcast: sum a cotangent back down to its argument's shape ---------------------
@@ -69,7 +69,9 @@ def unbroadcast(g, x):
     xshape = np.shape(x)
     if not xshape:
         return float(np.sum(g))
-    g = np.asarray(g)
+    g = np.asarray(g, dtype=np.float64)
+    if g.ndim < len(xshape):
+        return np.broadcast_to(g, xshape).copy()
     if g.shape == xshape:
         return g
     lead = g.ndim - len(xshape)

@@ -17,7 +17,7 @@ def cos(g, ans, x):
     return -g * np.sin(x)
 
 
-@defrule(np.tan, math.tan)
+@defrule(np.tan, math.tan, domain=(-1.2, 1.2))
 def tan(g, ans, x):
     return g * (1.0 + ans * ans)
 
