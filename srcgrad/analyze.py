@@ -69,8 +69,8 @@ def operands(value, norm: Normalized) -> list[str]:
         return []
     if isinstance(value, gast.Subscript):
         return names_in(value.value)
-    if isinstance(value, gast.Call):
-        return [n for a in value.args for n in names_in(a)]
+    if isinstance(value, gast.Call):  # keyword arguments may carry values too (np.sum(a=x))
+        return [n for a in value.args + [k.value for k in value.keywords] for n in names_in(a)]
     return names_in(value)
 
 

@@ -18,6 +18,9 @@ from .errors import NonScalarOutputError
 
 def _wrt_names(func, wrt) -> tuple[list[str], bool]:
     """`wrt` as parameter names, and whether the caller asked for a tuple."""
+    if not inspect.isfunction(func):
+        raise TypeError(f"srcgrad differentiates Python functions defined with def or lambda; "
+                        f"got {type(func).__name__} {func!r}. Wrap the call in a def.")
     params = list(inspect.signature(func).parameters)
     many = isinstance(wrt, (tuple, list))
     items = list(wrt) if many else [wrt]
@@ -49,10 +52,11 @@ def _check_differentiable(name: str, value):
         raise TypeError(f"cannot differentiate with respect to argument {name!r}: it is a boolean ({kind})")
     if isinstance(value, (int, np.integer)) or (
             isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.integer)):
+        what = f"an integer array (dtype {value.dtype})" if isinstance(value, np.ndarray) \
+            else f"an integer ({kind})"
         raise TypeError(
-            f"cannot differentiate with respect to argument {name!r}: it is an integer ({kind}"
-            f"{'' if not isinstance(value, np.ndarray) else ' array'}). Pass a float "
-            f"(e.g. {name}=3.0 or an array of dtype float64), or leave {name!r} out of wrt.")
+            f"cannot differentiate with respect to argument {name!r}: it is {what}. Pass a "
+            f"float (e.g. {name}=3.0 or an array of dtype float64), or leave {name!r} out of wrt.")
     if isinstance(value, (float, np.floating)):
         return float(value)
     if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
@@ -108,10 +112,12 @@ class GradFunction:
         inputs += self._program.resolved.read_globals()
         value, grads = self._program.compiled(*inputs)
         if np.ndim(value) != 0:
+            parsed = self._program.resolved.parsed
             raise NonScalarOutputError(
                 f"{self.__wrapped__.__qualname__} returned an array of shape {np.shape(value)}; "
                 "grad needs a scalar output. Reduce it to a scalar first (for example "
-                "np.sum(y) or y[0]), or differentiate each output separately.")
+                "np.sum(y) or y[0]), or differentiate each output separately.",
+                parsed.loc(parsed.tree.body[-1]))
         grads = tuple(_shaped_like(g, bound.arguments[n]) for g, n in zip(grads, self.wrt))
         result = grads if self._many else grads[0]
         return (_plain(value), result) if self._with_value else result

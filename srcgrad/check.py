@@ -15,6 +15,7 @@ import gast
 
 from .errors import SrcgradSyntaxError
 from .parse import Parsed
+from .runtime import __all__ as RUNTIME_NAMES
 
 # Names srcgrad generates: adjoints `_adj_x`, temporaries `_t1`/`_r1`, tapes
 # `_tape_x`, SSA versions `x__2`, and the modules generated code imports.
@@ -125,3 +126,7 @@ def _check_names(parsed: Parsed, tree, params) -> None:
         if name in stores:
             _fail(parsed, tree, f"a parameter or local variable named {name!r}",
                   f"generated code uses {name!r} for the module; rename the variable")
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and node.id in RUNTIME_NAMES:
+            _fail(parsed, node, f"the name {node.id!r}",
+                  f"generated code calls srcgrad's helper {node.id}(); rename your variable")

@@ -44,12 +44,12 @@ class Compiled:
         reason = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
         self.fallback_reason = reason
         user_line = self.user_line(reason)
-        first = next((ln.strip() for ln in reason.splitlines() if ln.strip()), reason)
+        first = _key_line(reason)
         where = f" (at {user_line})" if user_line else ""
         warnings.warn(
             f"srcgrad: numba could not compile the {self.describe}{where}; running it as plain "
             f"Python instead, which is slower but gives the same result. Numba said: {first}\n"
-            f"The generated code is in {self.path}.", SrcgradWarning, stacklevel=3)
+            f"The generated code is in {self.path}.", SrcgradWarning, stacklevel=4)
 
     def user_line(self, reason: str):
         """The user's file:line that numba's message points at, if it names a generated line."""
@@ -58,3 +58,12 @@ class Compiled:
             if line in self.line_map:
                 return self.line_map[line]
         return None
+
+
+def _key_line(reason: str) -> str:
+    """The line of numba's error that says what went wrong, not which pipeline stage failed."""
+    lines = [ln.strip() for ln in reason.splitlines() if ln.strip()]
+    for line in lines:
+        if not line.startswith(("Failed in", "During:", "File ", "^", "<source")):
+            return line
+    return lines[0] if lines else reason

@@ -28,7 +28,11 @@ from dataclasses import dataclass
 
 import gast
 
+from .errors import SrcgradSyntaxError
 from .resolve import Resolved
+
+_SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+           gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//"}
 
 
 @dataclass
@@ -60,6 +64,8 @@ class _Normalizer:
         self.temps = itertools.count(1)
         self.out: list = []
         self.where = None  # the user statement being normalized
+        self.parsed = resolved.parsed
+        self.copied_from: dict[str, str] = {}  # y -> x after `y = x` (they share memory)
 
     # ---- naming ------------------------------------------------------------------
     def fresh_temp(self) -> str:
@@ -141,6 +147,14 @@ class _Normalizer:
             for target in stmt.targets:
                 self.bind(target, value)
         elif isinstance(stmt, gast.AugAssign):
+            source = self.copied_from.get(stmt.target.id)
+            if source is not None:
+                raise SrcgradSyntaxError(
+                    f"srcgrad cannot differentiate {self.parsed.func.__qualname__}: augmented "
+                    f"assignment to {stmt.target.id!r}, which was bound to {source!r} and may share "
+                    f"its memory (NumPy would update both in place); write "
+                    f"{stmt.target.id} = {stmt.target.id} {_SYMBOL.get(type(stmt.op), '+')} ... or "
+                    f"{stmt.target.id} = {source}.copy()", self.parsed.loc(stmt))
             load = _name(stmt.target.id)
             self.bind(stmt.target, gast.BinOp(left=load, op=stmt.op, right=stmt.value))
         elif isinstance(stmt, gast.AnnAssign):
@@ -157,6 +171,9 @@ class _Normalizer:
     def bind(self, target, value):
         """Assign user expression `value` to user target `target` (a name or a tuple)."""
         if isinstance(target, gast.Name):
+            self.copied_from.pop(target.id, None)
+            if isinstance(value, gast.Name) and value.id in self.version:
+                self.copied_from[target.id] = value.id
             # Evaluate before versioning the name: `x = x * 2` reads the old x.
             simple = isinstance(value, (gast.Name, gast.Constant)) or (
                 isinstance(value, gast.Attribute) and _chain_root(value) not in self.version)

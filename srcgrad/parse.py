@@ -14,7 +14,7 @@ from typing import Callable
 
 import gast
 
-from .errors import Location, SourceUnavailableError
+from .errors import Location, SourceUnavailableError, SrcgradSyntaxError
 
 
 @dataclass(frozen=True)
@@ -27,24 +27,19 @@ class Parsed:
     text: str
 
     def loc(self, node) -> Location:
+        """The user's file, absolute line, column and line text (as in the file) of `node`."""
         rel = getattr(node, "lineno", None) or 1
         lines = self.text.splitlines()
-        text = lines[rel - 1] if 0 < rel <= len(lines) else ""
+        text = " " * self.indent + lines[rel - 1] if 0 < rel <= len(lines) else ""
         return Location(self.filename, self.first_line + rel - 1,
                         getattr(node, "col_offset", 0) + self.indent, text)
-
-    def line_text(self, lineno: int) -> str:
-        """The user's source line at absolute line `lineno`, stripped."""
-        lines = self.text.splitlines()
-        rel = lineno - self.first_line
-        return lines[rel].strip() if 0 <= rel < len(lines) else ""
 
 
 def parse(func: Callable) -> Parsed:
     """Read and parse `func`'s source; raise `SourceUnavailableError` saying why not."""
     if not inspect.isfunction(func):
-        raise TypeError(f"srcgrad differentiates Python functions; got {type(func).__name__} "
-                        f"{func!r}. Wrap it in a def, or give it a rule with srcgrad.defvjp.")
+        raise TypeError(f"srcgrad differentiates Python functions defined with def or lambda; "
+                        f"got {type(func).__name__} {func!r}. Wrap the call in a def.")
     filename = inspect.getsourcefile(func) or func.__code__.co_filename
     try:
         lines, first_line = inspect.getsourcelines(func)
@@ -62,6 +57,11 @@ def parse(func: Callable) -> Parsed:
         return _parse_lambda(func, text, filename, first_line, indent)
     module = gast.parse(text)
     tree = module.body[0]
+    if isinstance(tree, gast.AsyncFunctionDef):
+        loc = Location(filename, first_line + tree.lineno - 1, tree.col_offset + indent,
+                       lines[tree.lineno - 1].rstrip("\n") if tree.lineno <= len(lines) else "")
+        raise SrcgradSyntaxError(f"srcgrad cannot differentiate {func.__qualname__}: an async "
+                                 "function definition is not supported", loc)
     if not isinstance(tree, gast.FunctionDef):
         raise SourceUnavailableError(f"the source found for {func.__qualname__} is not a def statement")
     tree.decorator_list = []

@@ -15,13 +15,14 @@ the active names (see analyze.py). Output guarantees:
 """
 from __future__ import annotations
 
+import inspect
 import itertools
 import os
 from dataclasses import dataclass
 
 import gast
 
-from .analyze import Activity, operands, operation_rule, spelled_name
+from .analyze import Activity, operation_rule, spelled_name
 from .errors import MissingRuleError, NonScalarOutputError, SrcgradError
 from .normalize import Normalized
 from .templates import instantiate
@@ -120,16 +121,19 @@ class _Reverser:
             raise _missing_rule(self.norm, value, stmt)
         try:
             stmts, cotangents = instantiate(rule, g, name(target), args, keywords, self.fresh)
-        except TypeError:
-            raise SrcgradError(
-                f"srcgrad's derivative rule for {rule.name} does not support this call "
-                f"(its arguments or keywords: {', '.join(keywords) or len(args)})",
-                self.parsed.loc(stmt)) from None
+        except TypeError as exc:
+            raise MissingRuleError(
+                f"srcgrad's derivative rule for {rule.name} does not support this call: {exc} "
+                f"(the rule takes {_signature_text(rule)})", self.parsed.loc(stmt)) from None
         self.out.extend(stmts)
-        wanted = set(operands(value, self.norm)) & self.active
-        for arg, cotangent in zip(args, cotangents):
-            if cotangent is not None and isinstance(arg, gast.Name) and arg.id in wanted:
+        for arg, cotangent in cotangents:
+            if isinstance(arg, gast.Name) and arg.id in self.active:
                 self.accumulate(arg.id, cotangent)
+
+
+def _signature_text(rule) -> str:
+    params = list(inspect.signature(rule.vjp).parameters.values())[2:]
+    return f"{rule.name}({', '.join(str(p) for p in params)})"
 
 
 def _missing_rule(norm: Normalized, value, stmt) -> MissingRuleError:

@@ -44,16 +44,18 @@ class _Substitute(gast.NodeTransformer):
 
 
 def instantiate(rule: Rule, g, ans, args: list, keywords: dict, fresh):
-    """(statements, [cotangent expression or None per positional argument]).
+    """(statements, {atom passed for a differentiable parameter: its cotangent expression}).
 
+    Arguments may be passed by position or keyword, as the primal allows.
     Raises TypeError when the call's arguments do not fit the rule's signature.
     """
     sig = inspect.signature(rule.vjp)
     bound = sig.bind(g, ans, *args, **keywords)
     bound.apply_defaults()
+    passed = dict(bound.arguments)
     mapping = {name: (value if isinstance(value, gast.AST)
                       else gast.Constant(value=value, kind=None))
-               for name, value in bound.arguments.items()}
+               for name, value in passed.items()}
     tree = _rule_tree(rule.vjp)
     *body, ret = tree.body
     for stmt in body:
@@ -64,9 +66,11 @@ def instantiate(rule: Rule, g, ans, args: list, keywords: dict, fresh):
     subst = _Substitute(mapping)
     stmts = [subst.visit(copy.deepcopy(s)) for s in body]
     value = subst.visit(copy.deepcopy(ret.value))
-    n = len(differentiable_params(rule.vjp))
-    parts = [value] if n == 1 else list(value.elts)
-    if len(parts) != n:
-        raise AssertionError(f"rule {rule.vjp.__qualname__} returns {len(parts)} cotangents, not {n}")
-    parts = [None if isinstance(p, gast.Constant) and p.value is None else p for p in parts]
-    return stmts, parts + [None] * (len(args) - n)
+    params = differentiable_params(rule.vjp)
+    parts = [value] if len(params) == 1 else list(value.elts)
+    if len(parts) != len(params):
+        raise AssertionError(f"rule {rule.vjp.__qualname__} returns {len(parts)} cotangents, "
+                             f"not {len(params)}")
+    cotangents = [(passed[p], part) for p, part in zip(params, parts)
+                  if not (isinstance(part, gast.Constant) and part.value is None)]
+    return stmts, cotangents

@@ -5,23 +5,23 @@ from . import METHODS, defrule
 
 
 @defrule(np.outer, shapes=(((3,), (4,)),))
-def outer(g, ans, x, y):
-    return g @ y, x @ g
+def outer(g, ans, a, b):
+    return g @ b, a @ g
 
 
 @defrule(np.transpose, shapes=(((2, 3),), ((3,),)))
-def transpose(g, ans, x):
+def transpose(g, ans, a):
     return np.transpose(g)
 
 
 @defrule(np.inner, shapes=(((3,), (3,)),))
-def inner(g, ans, x, y):
-    return g * y, g * x
+def inner(g, ans, a, b):
+    return g * b, g * a
 
 
 @defrule(np.vdot, shapes=(((3,), (3,)),))
-def vdot(g, ans, x, y):
-    return g * y, g * x
+def vdot(g, ans, a, b):
+    return g * b, g * a
 
 
 METHODS.update({"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min,
