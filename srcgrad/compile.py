@@ -34,6 +34,9 @@ class Compiled:
                     result = self.dispatcher(*args)
             except NumbaError as exc:
                 self._fall_back(exc)
+            except Exception:
+                self.backend = "numba"  # the compiled code ran and raised
+                raise
             else:
                 self.backend = "numba"
                 return result

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 import gast
 
-from .errors import SrcgradSyntaxError
 from .resolve import Resolved
 
 _SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
@@ -149,12 +148,7 @@ class _Normalizer:
         elif isinstance(stmt, gast.AugAssign):
             source = self.copied_from.get(stmt.target.id)
             if source is not None:
-                raise SrcgradSyntaxError(
-                    f"srcgrad cannot differentiate {self.parsed.func.__qualname__}: augmented "
-                    f"assignment to {stmt.target.id!r}, which was bound to {source!r} and may share "
-                    f"its memory (NumPy would update both in place); write "
-                    f"{stmt.target.id} = {stmt.target.id} {_SYMBOL.get(type(stmt.op), '+')} ... or "
-                    f"{stmt.target.id} = {source}.copy()", self.parsed.loc(stmt))
+                self.forbid_alias(stmt, source)
             load = _name(stmt.target.id)
             self.bind(stmt.target, gast.BinOp(left=load, op=stmt.op, right=stmt.value))
         elif isinstance(stmt, gast.AnnAssign):
@@ -167,6 +161,18 @@ class _Normalizer:
                 self.emit(gast.Expr(value=self.operation(stmt.value)))
         elif isinstance(stmt, gast.Assert):
             self.emit(gast.Assert(test=self.atom(stmt.test), msg=stmt.msg))
+
+    def forbid_alias(self, stmt, source: str):
+        """`z = x; z += y` rebinds z for numbers, but NumPy updates an array z (and x) in place."""
+        z = stmt.target.id
+        loc = self.parsed.loc(stmt)
+        message = (f"{loc}: `{loc.text.strip()}` would update {z!r} in place, and {z!r} is the "
+                   f"same array as {source!r}; srcgrad does not differentiate through writes to "
+                   f"shared arrays. Write {z} = {z} {_SYMBOL.get(type(stmt.op), '+')} ... "
+                   f"(a new array) or {z} = {source}.copy().")
+        self.emit(gast.Expr(value=gast.Call(
+            func=_name("forbid_array_alias"),
+            args=[_name(self.version[z]), gast.Constant(value=message, kind=None)], keywords=[])))
 
     def bind(self, target, value):
         """Assign user expression `value` to user target `target` (a name or a tuple)."""

@@ -12,15 +12,38 @@ int; 0-d arrays are turned into floats by the caller before the call
 from __future__ import annotations
 
 import numpy as np
-from numba import types
+from numba import literally, types
 from numba.extending import overload
 
-__all__ = ["seed", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
+from .errors import SrcgradError
+
+__all__ = ["forbid_array_alias", "seed", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
            "select", "log_or_zero", "matmul_lhs_grad", "matmul_rhs_grad"]
 
 
 def _is_number(t) -> bool:
     return isinstance(t, (types.Number, types.Boolean))
+
+
+# --- forbid_array_alias: `z = x; z += y` is only safe when z is not an array -----------
+
+def forbid_array_alias(z, message):
+    """Raise if `z` is an array: NumPy would update it in place, and with it what it aliases."""
+    if isinstance(z, np.ndarray):
+        raise SrcgradError(message)
+
+
+@overload(forbid_array_alias)
+def _forbid_array_alias(z, message):
+    if isinstance(z, types.Array):
+        if not isinstance(message, types.StringLiteral):
+            return lambda z, message: literally(message)  # retype with the text as a constant
+        text = message.literal_value
+
+        def impl(z, message):
+            raise SrcgradError(text)
+        return impl
+    return lambda z, message: None
 
 
 # --- seed: the cotangent of the output (ones; the caller rejects non-scalar outputs) ---
