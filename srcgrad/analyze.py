@@ -1,12 +1,18 @@
-"""Pass 5, analyze: which values need an adjoint (activity analysis).
+"""Pass 6, analyze: which values need an adjoint, and which are assigned repeatedly.
 
 A name is *active* when it depends differentiably on a `wrt` parameter
 (forward) and the result depends differentiably on it (backward). Only
 active names get adjoints; everything else (integers, shapes, masks, values
 that do not reach the result) flows through the backward sweep untouched.
+Inside loops both directions are iterated to a fixed point.
 
-`operands(stmt)` is the single place that says which names a normalized
-statement differentiates through; the reverse pass uses it too.
+A name is *reassigned* when it may be assigned more than once while the
+function runs (two assignments, one inside a loop, or a parameter assigned
+again). Only reassigned names can need recording on the tape; which of them
+actually do is decided after the backward sweep is built (tape.py).
+
+`definitions(stmt)` and `operands(value)` are the single place that says what
+a normalized statement defines and which names it differentiates through.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from .rules import lookup
 @dataclass(frozen=True)
 class Activity:
     active: frozenset[str]
+    reassigned: frozenset[str]
 
 
 def names_in(node) -> list[str]:
@@ -34,6 +41,14 @@ def names_in(node) -> list[str]:
     return [n for child in gast.iter_child_nodes(node) for n in names_in(child)]
 
 
+def spelled_name(node) -> str:
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id] + parts[::-1])
+
+
 def operation_rule(value, norm: Normalized):
     """The registry rule for a normalized right-hand side, or None (no rule known)."""
     if isinstance(value, gast.BinOp):
@@ -43,14 +58,6 @@ def operation_rule(value, norm: Normalized):
     if isinstance(value, gast.Call):
         return lookup(norm.resolved.callees.get(spelled_name(value.func)))
     return None
-
-
-def spelled_name(node) -> str:
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join([node.id] + parts[::-1])
 
 
 def differentiable(value, norm: Normalized) -> bool:
@@ -74,14 +81,65 @@ def operands(value, norm: Normalized) -> list[str]:
     return names_in(value)
 
 
+def is_append(stmt) -> bool:
+    return (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr == "append")
+
+
+def definitions(stmt, norm: Normalized) -> list[tuple[str, list[str]]]:
+    """[(name defined, names it depends on differentiably)] for one simple statement."""
+    if isinstance(stmt, gast.Assign):
+        target = stmt.targets[0]
+        if isinstance(target, gast.Subscript):  # y[i] = v: y now also depends on v
+            return [(target.value.id, [target.value.id] + names_in(stmt.value))]
+        return [(target.id, operands(stmt.value, norm))]
+    if is_append(stmt):
+        receiver = stmt.value.func.value.id
+        return [(receiver, [receiver] + names_in(stmt.value.args[0]))]
+    return []
+
+
+def simple_statements(body, depth=0):
+    """(statement, loop depth) for every non-compound statement, in program order."""
+    for stmt in body:
+        if isinstance(stmt, gast.If):
+            yield from simple_statements(stmt.body, depth)
+            yield from simple_statements(stmt.orelse, depth)
+        elif isinstance(stmt, (gast.For, gast.While)):
+            yield from simple_statements(stmt.body, depth + 1)
+        else:
+            yield stmt, depth
+
+
 def analyze(norm: Normalized, wrt: list[str]) -> Activity:
-    assigns = [s for s in norm.body if isinstance(s, gast.Assign)]
+    stmts = list(simple_statements(norm.body))
+    defs = [(d, deps) for stmt, _ in stmts for d, deps in definitions(stmt, norm)]
     varied = set(wrt)
-    for stmt in assigns:
-        if varied.intersection(operands(stmt.value, norm)):
-            varied.add(stmt.targets[0].id)
+    changed = True
+    while changed:
+        changed = False
+        for name, deps in defs:
+            if name not in varied and varied.intersection(deps):
+                varied.add(name)
+                changed = True
     useful = set(names_in(norm.result))
-    for stmt in reversed(assigns):
-        if stmt.targets[0].id in useful:
-            useful.update(operands(stmt.value, norm))
-    return Activity(frozenset(varied & useful))
+    changed = True
+    while changed:
+        changed = False
+        for name, deps in defs:
+            if name in useful and not useful.issuperset(deps):
+                useful.update(deps)
+                changed = True
+    return Activity(frozenset(varied & useful), frozenset(_reassigned(norm, stmts)))
+
+
+def _reassigned(norm: Normalized, stmts) -> set[str]:
+    count: dict[str, int] = {name: 1 for name in norm.inputs}
+    looped = set()
+    for stmt, depth in stmts:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            name = stmt.targets[0].id
+            count[name] = count.get(name, 0) + 1
+            if depth:
+                looped.add(name)
+    return looped | {name for name, n in count.items() if n > 1}

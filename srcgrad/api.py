@@ -110,6 +110,10 @@ class GradFunction:
             values[name] = _check_differentiable(name, values[name])
         inputs = [_plain(v) for v in values.values()]
         inputs += self._program.resolved.read_globals()
+        names = list(values) + self._program.resolved.data_globals
+        for k, name in enumerate(names):  # the function writes into these: never the caller's
+            if name in self._program.mutated_inputs and isinstance(inputs[k], np.ndarray):
+                inputs[k] = inputs[k].copy()
         value, grads = self._program.compiled(*inputs)
         if np.ndim(value) != 0:
             parsed = self._program.resolved.parsed
@@ -153,6 +157,6 @@ def show(func, wrt=0, mode="reverse") -> str:
         raise ValueError(f"mode={mode!r} is not available: srcgrad generates mode='reverse' "
                          "code (forward mode is not implemented yet)")
     names, _ = _wrt_names(func, wrt)
-    source = transform(func, names)[1].source
+    source = transform(func, names)[2].source
     print(source)
     return source

@@ -1,11 +1,13 @@
 """Pass 2, check: reject what srcgrad cannot differentiate, before any rewriting.
 
 Guarantees to the next pass: the function body uses only the statement and
-expression forms listed in `_STATEMENTS` and `_EXPRESSIONS`; assignment
-targets are names or tuples of names; there is exactly one `return`, as the
-last statement; no parameter is `*args`/`**kwargs`; no user identifier
-collides with a name srcgrad generates (`RESERVED`). Everything else raises
-`SrcgradSyntaxError` naming the construct and the user's file:line:col.
+expression forms listed in `_STATEMENTS` and `_EXPRESSIONS`; loops have no
+`else`; assignment targets are names, tuples of names, or one subscript of a
+name (`y[i] = v`); every `return` has a value and there is at least one; no
+parameter is `*args`/`**kwargs`; no user identifier collides with a name
+srcgrad generates (`RESERVED`) or with a helper generated code calls.
+Everything else raises `SrcgradSyntaxError` naming the construct and the
+user's file:line:col.
 """
 from __future__ import annotations
 
@@ -17,16 +19,18 @@ from .errors import SrcgradSyntaxError
 from .parse import Parsed
 from .runtime import __all__ as RUNTIME_NAMES
 
-# Names srcgrad generates: adjoints `_adj_x`, temporaries `_t1`/`_r1`, tapes
-# `_tape_x`, SSA versions `x__2`, and the modules generated code imports.
-RESERVED = re.compile(r"^_(adj|tape|sg)_|^_[tr]\d+$|__\d+$")
+# Names srcgrad generates: adjoints `_adj_x`, tapes `_tape_x`, temporaries `_t1`/`_r1`,
+# loop indices and counters `_i1`/`_n1`, hoisted sequences `_s1`, control flags
+# `_brk1`/`_skip1`/`_ret`/`_retval`, the captured output `_out`, and SSA versions `x__2`.
+RESERVED = re.compile(r"^_(adj|tape|sg)_|^_[trins]\d+$|^_(brk|skip)\d+$|^_(ret|retval|out)$|__\d+$")
 MODULE_NAMES = ("np", "math")
 
 _STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
-               gast.Pass, gast.Assert)
+               gast.Pass, gast.Assert, gast.For, gast.While, gast.If, gast.Break, gast.Continue)
 _EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Call, gast.Attribute, gast.Subscript,
                 gast.Name, gast.Constant, gast.Tuple, gast.Compare, gast.Slice, gast.keyword,
-                gast.Load, gast.Store, gast.operator, gast.unaryop, gast.cmpop)
+                gast.IfExp, gast.BoolOp, gast.List,
+                gast.Load, gast.Store, gast.operator, gast.unaryop, gast.cmpop, gast.boolop)
 
 _NAMES = {
     "For": "for loop", "AsyncFor": "async for loop", "While": "while loop",
@@ -65,8 +69,6 @@ def check(parsed: Parsed) -> Parsed:
         _fail(parsed, tree, "a *args/**kwargs parameter", "list the parameters explicitly")
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
     for stmt in tree.body:
-        if not isinstance(stmt, _STATEMENTS):
-            _fail(parsed, stmt, _construct(stmt))
         for node in gast.walk(stmt):
             _check_node(parsed, node)
     _check_return(parsed, tree)
@@ -86,18 +88,30 @@ def _check_node(parsed: Parsed, node) -> None:
     if isinstance(node, gast.Call):
         if any(k.arg is None for k in node.keywords):
             _fail(parsed, node, "a **kwargs argument in a call")
-    if isinstance(node, gast.Compare) and len(node.ops) > 1:
-        _fail(parsed, node, "a chained comparison (a < b < c)", "compare one pair at a time")
+    if isinstance(node, (gast.For, gast.While)) and node.orelse:
+        _fail(parsed, node, f"an else clause on a {_construct(node)}",
+              "set a flag before break and test it after the loop")
+    if isinstance(node, gast.For):
+        _check_target(parsed, node.target, subscript=False)
+    if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Tuple):
+        _fail(parsed, node, "augmented assignment to a tuple")
 
 
-def _check_target(parsed: Parsed, target) -> None:
+def _check_target(parsed: Parsed, target, subscript=True) -> None:
     if isinstance(target, gast.Tuple):
         for elt in target.elts:
-            _check_target(parsed, elt)
-    elif isinstance(target, gast.Subscript):
-        _fail(parsed, target, "assignment into an array element or slice (in-place update)")
+            _check_target(parsed, elt, subscript=False)
+    elif isinstance(target, gast.Subscript) and subscript:
+        if not isinstance(target.value, gast.Name):
+            _fail(parsed, target, "assignment into a nested subscript (y[i][j] = v)",
+                  "index once: y[i, j] = v")
     elif not isinstance(target, gast.Name):
-        _fail(parsed, target, f"assignment to {type(target).__name__.lower()}")
+        _fail(parsed, target, f"assignment to {_target_kind(target)} here")
+
+
+def _target_kind(target) -> str:
+    return {"Subscript": "an array element", "Attribute": "an attribute",
+            "Starred": "a starred name"}.get(type(target).__name__, type(target).__name__)
 
 
 def _check_return(parsed: Parsed, tree) -> None:
@@ -106,10 +120,8 @@ def _check_return(parsed: Parsed, tree) -> None:
         _fail(parsed, tree, "a function without a return statement",
               "return the scalar to differentiate")
     for ret in returns:
-        if ret is not tree.body[-1]:
-            _fail(parsed, ret, "a return statement before the end of the function")
-    if tree.body[-1].value is None:
-        _fail(parsed, tree.body[-1], "a bare return (it returns None)")
+        if ret.value is None:
+            _fail(parsed, ret, "a bare return (it returns None)")
 
 
 def _check_names(parsed: Parsed, tree, params) -> None:

@@ -1,4 +1,4 @@
-"""Pass 4, normalize: one operation per statement (A-normal form) in SSA names.
+"""Pass 5, normalize: one operation per statement (A-normal form), SSA where possible.
 
 Guarantees to the next pass (`Normalized.body`), where an *atom* is a name,
 a constant, or a static dotted reference such as `np.pi`:
@@ -10,28 +10,43 @@ a constant, or a static dotted reference such as `np.pi`:
     name = f(atom, ..., k=atom)      Call; f is a static dotted name (see resolve)
     name = atom.shape|size|ndim      data attribute
     name = atom[index]               index: atom, slice of atoms, or tuple of those
-    name = (atom, ...)               tuple
-    f(atom, ...)                     call for its effect (print)
+    name = (atom, ...) | [atom, ...] tuple or list display
+    name[index] = atom               write into an array or list element
+    f(atom, ...) | name.append(atom) call for its effect
     assert atom
+    if atom: ... else: ...
+    for name in range(atom, atom, atom): ...
+    while atom: ...                  the condition's statements run before the
+                                     loop and again at the end of the body
+    break                            only as `if _brkK: break`, last in a body
     return atom                      exactly once, last
 
-Every name is assigned at most once (SSA): a user variable keeps its name at
-its first assignment and becomes `x__2`, `x__3`, ... at later ones, so the
-backward sweep can read every intermediate value. Temporaries are `_t1`,
-`_t2`, .... Each statement keeps the line number of the user statement it
-came from.
+Names assigned only at the top level of the function are in SSA form: a user
+variable keeps its name at its first assignment and becomes `x__2`, `x__3`,
+... at later ones, so the backward sweep reads every intermediate value for
+free. Names assigned inside a loop or branch keep one name throughout (the
+reverse pass records the values it needs). Temporaries are `_t1`, `_t2`, ....
+Each statement keeps the line number of the user statement it came from.
+
+A value read from an array that the function writes into is copied when a user
+variable keeps it (`snapshot`), so a later write cannot change it behind the
+backward sweep's back.
 """
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gast
 
+from .errors import SrcgradSyntaxError
 from .resolve import Resolved
+from .runtime import snapshot
 
 _SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
            gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//"}
+# Calls whose result may share memory with an argument (a view).
+_VIEWS = ("np.transpose", "np.reshape", "np.ravel")
 
 
 @dataclass
@@ -39,6 +54,7 @@ class Normalized:
     resolved: Resolved
     body: list  # statements in the forms above; the last one is `return atom`
     inputs: list[str]  # parameters, then data globals, in generated-signature order
+    mutated: set[str] = field(default_factory=set)  # names written into (y[i] = v, .append)
 
     @property
     def result(self):
@@ -55,38 +71,79 @@ def _chain_root(node):
     return node.id if isinstance(node, gast.Name) else None
 
 
+def _nested_stores(body) -> set[str]:
+    """Names assigned anywhere inside a loop or branch (they are not put in SSA form)."""
+    names = set()
+    for stmt in body:
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    names.add(node.id)
+    return names
+
+
+def _mutated(body) -> set[str]:
+    names = set()
+    for stmt in body:
+        for node in gast.walk(stmt):
+            targets = node.targets if isinstance(node, gast.Assign) else (
+                [node.target] if isinstance(node, gast.AugAssign) else [])
+            names |= {t.value.id for t in targets if isinstance(t, gast.Subscript)}
+            if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                    and node.func.attr == "append"):
+                names.add(node.func.value.id)
+    return names
+
+
 class _Normalizer:
     def __init__(self, resolved: Resolved):
+        body = resolved.tree.body
         self.inputs = resolved.params + resolved.data_globals
+        self.parsed = resolved.parsed
+        self.mutated = _mutated(body)
+        self.unversioned = _nested_stores(body) | self.mutated
         self.version = {name: name for name in self.inputs}  # user name -> current SSA name
         self.count = {name: 1 for name in self.inputs}
         self.temps = itertools.count(1)
-        self.out: list = []
+        self.blocks: list[list] = [[]]
         self.where = None  # the user statement being normalized
-        self.parsed = resolved.parsed
         self.copied_from: dict[str, str] = {}  # y -> x after `y = x` (they share memory)
+
+    def fail(self, node, what, hint):
+        raise SrcgradSyntaxError(f"srcgrad cannot differentiate {self.parsed.func.__qualname__}: "
+                                 f"{what} is not supported; {hint}", self.parsed.loc(node))
 
     # ---- naming ------------------------------------------------------------------
     def fresh_temp(self) -> str:
         return f"_t{next(self.temps)}"
 
     def define(self, user_name: str) -> str:
+        if user_name in self.unversioned or user_name.startswith("_"):
+            self.version[user_name] = user_name
+            return user_name
         n = self.count.get(user_name, 0) + 1
         self.count[user_name] = n
         self.version[user_name] = user_name if n == 1 else f"{user_name}__{n}"
         return self.version[user_name]
 
     def emit(self, stmt):
-        self.out.append(gast.copy_location(stmt, self.where))
+        self.blocks[-1].append(gast.copy_location(stmt, self.where))
 
     def assign(self, target: str, value):
         self.emit(gast.Assign(targets=[_name(target, gast.Store())], value=value, type_comment=None))
+
+    def nested(self, stmts) -> list:
+        """Normalize a nested block (a loop or branch body) and return it."""
+        self.blocks.append([])
+        for stmt in stmts:
+            self.statement(stmt)
+        return self.blocks.pop()
 
     # ---- expressions -------------------------------------------------------------
     def atom(self, node, target: str | None = None):
         """Emit statements computing `node`; return an atom holding its value.
 
-        With `target`, the final operation is assigned straight to that SSA name.
+        With `target`, the final operation is assigned straight to that name.
         """
         if isinstance(node, gast.UnaryOp) and isinstance(node.operand, gast.Constant) \
                 and isinstance(node.op, (gast.USub, gast.UAdd)):
@@ -99,6 +156,12 @@ class _Normalizer:
             return self._store(current, target) if target else current
         if isinstance(node, gast.Attribute) and _chain_root(node) not in self.version:
             return self._store(node, target) if target else node  # static, e.g. np.pi
+        if isinstance(node, gast.IfExp):
+            return self.if_expression(node, target or self.fresh_temp())
+        if isinstance(node, gast.BoolOp):
+            return self.bool_operation(node, target or self.fresh_temp())
+        if isinstance(node, gast.Compare) and len(node.ops) > 1:
+            return self.chained_comparison(node, target or self.fresh_temp())
         return self._store(self.operation(node), target)
 
     def _store(self, value, target):
@@ -124,8 +187,10 @@ class _Normalizer:
         if isinstance(node, gast.Subscript):
             return gast.Subscript(value=self.atom(node.value), slice=self.index(node.slice),
                                   ctx=gast.Load())
-        if isinstance(node, gast.Tuple):
-            return gast.Tuple(elts=[self.atom(e) for e in node.elts], ctx=gast.Load())
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return type(node)(elts=[self.atom(e) for e in node.elts], ctx=gast.Load())
+        if isinstance(node, (gast.IfExp, gast.BoolOp)):
+            return self.atom(node)
         raise AssertionError(f"check() let {type(node).__name__} through")
 
     def index(self, node):
@@ -135,6 +200,42 @@ class _Normalizer:
         if isinstance(node, gast.Tuple):
             return gast.Tuple(elts=[self.index(e) for e in node.elts], ctx=gast.Load())
         return self.atom(node)
+
+    def if_expression(self, node, target):
+        """`a if c else b`: only the branch taken is evaluated, as in Python."""
+        test = self.atom(node.test)
+        body = self.nested_expression(node.body, target)
+        orelse = self.nested_expression(node.orelse, target)
+        self.emit(gast.If(test=test, body=body, orelse=orelse))
+        return _name(target)
+
+    def nested_expression(self, expr, target):
+        self.blocks.append([])
+        self.atom(expr, target=target)
+        return self.blocks.pop()
+
+    def bool_operation(self, node, target):
+        """`a and b` is a if a is falsy, else b (b evaluated only then); `or` likewise."""
+        self.atom(node.values[0], target=target)
+        for value in node.values[1:]:
+            test = _name(target)
+            if isinstance(node.op, gast.Or):
+                test = self.atom(gast.UnaryOp(op=gast.Not(), operand=_name(target)))
+            self.emit(gast.If(test=test, body=self.nested_expression(value, target), orelse=[]))
+        return _name(target)
+
+    def chained_comparison(self, node, target):
+        """`a < b < c` is `a < b and b < c`, with b evaluated once."""
+        left = self.atom(node.left)
+        rights = [self.atom(c) for c in node.comparators]
+        pairs = list(zip([left] + rights[:-1], node.ops, rights))
+        first, rest = pairs[0], pairs[1:]
+        self._store(gast.Compare(left=first[0], ops=[first[1]], comparators=[first[2]]), target)
+        for lhs, op, rhs in rest:
+            self.blocks.append([])
+            self._store(gast.Compare(left=lhs, ops=[op], comparators=[rhs]), target)
+            self.emit(gast.If(test=_name(target), body=self.blocks.pop(), orelse=[]))
+        return _name(target)
 
     # ---- statements --------------------------------------------------------------
     def statement(self, stmt):
@@ -146,11 +247,7 @@ class _Normalizer:
             for target in stmt.targets:
                 self.bind(target, value)
         elif isinstance(stmt, gast.AugAssign):
-            source = self.copied_from.get(stmt.target.id)
-            if source is not None:
-                self.forbid_alias(stmt, source)
-            load = _name(stmt.target.id)
-            self.bind(stmt.target, gast.BinOp(left=load, op=stmt.op, right=stmt.value))
+            self.augmented(stmt)
         elif isinstance(stmt, gast.AnnAssign):
             if stmt.value is not None:
                 self.bind(stmt.target, stmt.value)
@@ -161,6 +258,57 @@ class _Normalizer:
                 self.emit(gast.Expr(value=self.operation(stmt.value)))
         elif isinstance(stmt, gast.Assert):
             self.emit(gast.Assert(test=self.atom(stmt.test), msg=stmt.msg))
+        elif isinstance(stmt, gast.If):
+            self.branch(stmt)
+        elif isinstance(stmt, gast.For):
+            self.for_loop(stmt)
+        elif isinstance(stmt, gast.While):
+            self.while_loop(stmt)
+        elif isinstance(stmt, gast.Break):
+            self.emit(gast.Break())
+
+    def branch(self, stmt):
+        test = self.atom(stmt.test)
+        if isinstance(test, gast.Name) and test.id in _stores_in(stmt):
+            test = self._store(test, None)  # the backward sweep needs the value tested
+        body, orelse = self.nested(stmt.body), self.nested(stmt.orelse)
+        self.where = stmt
+        self.emit(gast.If(test=test, body=body, orelse=orelse))
+
+    def for_loop(self, stmt):
+        bounds = [self.atom(a) for a in stmt.iter.args]
+        body = self.nested(stmt.body)
+        self.where = stmt
+        loop = gast.For(target=_name(stmt.target.id, gast.Store()),
+                        iter=gast.Call(func=_name("range"), args=bounds, keywords=[]),
+                        body=body, orelse=[], type_comment=None)
+        self.emit(loop)
+
+    def while_loop(self, stmt):
+        test = self.atom(stmt.test, target=self.fresh_temp())
+        body = self.nested(stmt.body)
+        self.blocks.append(body)
+        self.where = stmt
+        self.atom(stmt.test, target=test.id)  # evaluate the condition again for the next round
+        self.blocks.pop()
+        self.emit(gast.While(test=test, body=body, orelse=[]))
+
+    def augmented(self, stmt):
+        target = stmt.target
+        if isinstance(target, gast.Subscript):  # y[i] += v  ->  t = y[i]; y[i] = t + v
+            base, index = self.atom(target.value), self.index(target.slice)
+            old = self._store(gast.Subscript(value=base, slice=index, ctx=gast.Load()), None)
+            new = self._store(gast.BinOp(left=old, op=stmt.op, right=self.atom(stmt.value)), None)
+            self.write(base, index, new)
+            return
+        source = self.copied_from.get(target.id)
+        if source is not None:
+            self.forbid_alias(stmt, source)
+        self.bind(target, gast.BinOp(left=_name(target.id), op=stmt.op, right=stmt.value))
+
+    def write(self, base, index, value):
+        store = gast.Subscript(value=_name(base.id), slice=index, ctx=gast.Store())
+        self.emit(gast.Assign(targets=[store], value=value, type_comment=None))
 
     def forbid_alias(self, stmt, source: str):
         """`z = x; z += y` rebinds z for numbers, but NumPy updates an array z (and x) in place."""
@@ -175,15 +323,23 @@ class _Normalizer:
             args=[_name(self.version[z]), gast.Constant(value=message, kind=None)], keywords=[])))
 
     def bind(self, target, value):
-        """Assign user expression `value` to user target `target` (a name or a tuple)."""
+        """Assign user expression `value` to user target `target`."""
+        if isinstance(target, gast.Subscript):
+            base, index = self.atom(target.value), self.index(target.slice)
+            self.write(base, index, self.atom(value))
+            return
         if isinstance(target, gast.Name):
-            self.copied_from.pop(target.id, None)
-            if isinstance(value, gast.Name) and value.id in self.version:
-                self.copied_from[target.id] = value.id
+            self.check_sharing(target.id, value)
             # Evaluate before versioning the name: `x = x * 2` reads the old x.
             simple = isinstance(value, (gast.Name, gast.Constant)) or (
                 isinstance(value, gast.Attribute) and _chain_root(value) not in self.version)
             resolved = self.atom(value) if simple else self.operation(value)
+            if isinstance(value, gast.Subscript) and _chain_root(value.value) in self.mutated:
+                resolved = gast.Call(func=_name("snapshot"),
+                                     args=[self._store(resolved, None)], keywords=[])
+            elif not simple and target.id in self.unversioned and target.id in _reads(resolved):
+                # `s = s * x` in a loop: the backward sweep needs the old s and the new one
+                resolved = self._store(resolved, None)
             self.assign(self.define(target.id), resolved)
             return
         # Tuple target: evaluate the whole right-hand side before binding any name.
@@ -193,14 +349,27 @@ class _Normalizer:
             parts = self.unpack(self.atom(value), len(target.elts))
         self.bind_resolved(target, parts)
 
+    def check_sharing(self, name: str, value):
+        """Arrays written into must not share memory with another name (see module doc)."""
+        self.copied_from.pop(name, None)
+        source = value.id if isinstance(value, gast.Name) and value.id in self.version else None
+        if source is not None:
+            self.copied_from[name] = source
+        view = isinstance(value, gast.Subscript) or (
+            isinstance(value, gast.Call) and _dotted(value.func) in _VIEWS)
+        if name in self.mutated and (source is not None or view):
+            self.fail(self.where, f"writing into {name!r}, which shares memory with "
+                      f"{source or 'another array'}", f"make it a copy: {name} = ....copy()")
+        if source is not None and source in self.mutated:
+            self.fail(self.where, f"a second name {name!r} for the array {source!r} that the "
+                      "function writes into", f"use {source!r} itself, or {name} = {source}.copy()")
+
     def unpack(self, whole, n):
         return [gast.Subscript(value=whole, slice=gast.Constant(value=i, kind=None),
                                ctx=gast.Load()) for i in range(n)]
 
     def bind_resolved(self, target, parts):
         """Bind already-normalized `parts` (atoms or `atom[i]`) to a tuple target."""
-        if len(parts) != len(target.elts):
-            raise AssertionError("tuple arity checked by unpack")
         for sub_target, part in zip(target.elts, parts):
             if isinstance(sub_target, gast.Name):
                 self.assign(self.define(sub_target.id), part)
@@ -209,8 +378,28 @@ class _Normalizer:
                 self.bind_resolved(sub_target, self.unpack(whole, len(sub_target.elts)))
 
 
+def _reads(node) -> set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def _stores_in(stmt) -> set[str]:
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Store)}
+
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join(([node.id] if isinstance(node, gast.Name) else []) + parts[::-1])
+
+
 def normalize(resolved: Resolved) -> Normalized:
     norm = _Normalizer(resolved)
     for stmt in resolved.tree.body:
         norm.statement(stmt)
-    return Normalized(resolved, norm.out, norm.inputs)
+    if any(norm.mutated):
+        resolved.callees.setdefault("snapshot", snapshot)
+    return Normalized(resolved, norm.blocks[0], norm.inputs, norm.mutated)
+

@@ -1,16 +1,16 @@
-"""Pass 7, optimize: make the backward sweep lean and readable.
+"""Pass 8, optimize: make the backward sweep lean and readable.
 
-Touches only names srcgrad generated (`_adj_*`, `_r*`); the user's forward
-code is left exactly as normalized. Guarantees, in order:
-1. Fold: `_adj_v = zeros_like(v)` followed (at its first use) by
-   `_adj_v = _adj_v + e` becomes `_adj_v = e`, unless `_adj_v` is updated in
-   place somewhere (NOTE [adjoint ownership] in reverse.py); an init that cannot
-   be folded moves down to just before its first use.
-2. Dead code: assignments to generated names that nothing reads are removed,
-   and so are "grad of" comments left with an empty block.
-3. Constant arithmetic that rule inlining produced is folded (`x ** (2 - 1)`
-   becomes `x`).
-Valid for straight-line code, where every adjoint's uses follow its init.
+Touches only the backward sweep and only names srcgrad generated (`_adj_*`,
+`_r*`). Guarantees, applied to every block (loop and branch bodies too):
+1. Constant arithmetic that rule inlining produced is folded
+   (`x ** (2 - 1)` becomes `x`).
+2. Fold: `_adj_v = zeros_like(v)` whose first use in the same block is
+   `_adj_v = _adj_v + e` becomes `_adj_v = e`, unless `_adj_v` is ever
+   updated in place (NOTE [adjoint ownership] in reverse.py); an init that
+   cannot be folded moves down to just before its first use.
+3. Dead code: statements that only write generated names nobody else reads
+   are removed, then loops and branches left empty, then "grad of" comments
+   left without a block.
 """
 from __future__ import annotations
 
@@ -20,88 +20,104 @@ import gast
 
 from .reverse import Reversed, is_comment
 
+GENERATED = ("_adj_", "_r")
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
              gast.Pow: operator.pow}
-
-GENERATED = ("_adj_", "_r")
-
-
-def _generated(name: str) -> bool:
-    return name.startswith(GENERATED)
+_COMPOUND = (gast.If, gast.For, gast.While)
 
 
-def _reads(node) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)}
+def _generated(name) -> bool:
+    return isinstance(name, str) and name.startswith(GENERATED)
+
+
+def blocks(body):
+    """`body` and every nested statement list, outermost first."""
+    yield body
+    for stmt in body:
+        for field in ("body", "orelse"):
+            if isinstance(stmt, _COMPOUND) and getattr(stmt, field):
+                yield from blocks(getattr(stmt, field))
+
+
+def written(stmt) -> str | None:
+    """The name a simple statement writes (`a = ..`, `a[i] = ..`, `a[i] += ..`, `a.pop()`)."""
+    if isinstance(stmt, (gast.Assign, gast.AugAssign)):
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
+        if isinstance(target, gast.Subscript):
+            target = target.value
+        return target.id if isinstance(target, gast.Name) else None
+    if (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr == "pop"
+            and isinstance(stmt.value.func.value, gast.Name)):
+        return stmt.value.func.value.id
+    return None
+
+
+def reads(stmt) -> set[str]:
+    """Names a statement reads, not counting a write's reads of the name it writes."""
+    loads = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, gast.Load)}
+    target = written(stmt)
+    if target is not None and not isinstance(stmt, _COMPOUND):
+        loads.discard(target)
+    return loads
 
 
 def _mentions(stmt, var: str) -> bool:
     return any(isinstance(n, gast.Name) and n.id == var for n in gast.walk(stmt))
 
 
-def _assigned(stmt) -> str | None:
-    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-        return stmt.targets[0].id
-    return None
-
-
 def _is_zero_init(stmt) -> bool:
     v = getattr(stmt, "value", None)
-    return (_assigned(stmt) or "").startswith("_adj_") and isinstance(v, gast.Call) \
-        and isinstance(v.func, gast.Name) and v.func.id == "zeros_like"
+    return (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+            and stmt.targets[0].id.startswith("_adj_") and isinstance(v, gast.Call)
+            and isinstance(v.func, gast.Name) and v.func.id == "zeros_like")
 
 
-def _updated_in_place(body, var: str) -> bool:
-    return any(isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Subscript)
-               and s.target.value.id == var for s in body)
+def _in_place(backward) -> set[str]:
+    """Adjoints updated in place anywhere: `_adj_x[i] += g`, `_adj_y[i] = 0`, `_adj_h.pop()`."""
+    names = set()
+    for block in blocks(backward):
+        for stmt in block:
+            target = stmt.targets[0] if isinstance(stmt, gast.Assign) else getattr(stmt, "target", None)
+            if isinstance(target, gast.Subscript):
+                names.add(target.value.id)
+            elif isinstance(stmt, gast.Expr) and written(stmt):
+                names.add(written(stmt))
+            elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call) \
+                    and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr == "pop":
+                names.add(stmt.value.func.value.id)
+    return names
 
 
-def fold_zero_inits(body: list) -> list:
-    body = list(body)
+def fold_zero_inits(block: list, in_place: set[str]) -> None:
     i = 0
-    while i < len(body):
-        stmt = body[i]
+    while i < len(block):
+        stmt = block[i]
         if not _is_zero_init(stmt):
             i += 1
             continue
-        var = _assigned(stmt)
-        j = next((k for k in range(i + 1, len(body)) if _mentions(body[k], var)), None)
+        var = stmt.targets[0].id
+        j = next((k for k in range(i + 1, len(block)) if _mentions(block[k], var)), None)
         if j is None:
             i += 1
             continue
-        use = body[j]
-        if (_assigned(use) == var and isinstance(use.value, gast.BinOp)
+        use = block[j]
+        if (isinstance(use, gast.Assign) and written(use) == var
+                and isinstance(use.targets[0], gast.Name) and isinstance(use.value, gast.BinOp)
                 and isinstance(use.value.op, gast.Add) and isinstance(use.value.left, gast.Name)
                 and use.value.left.id == var and not _mentions(use.value.right, var)
-                and not _updated_in_place(body, var)):
-            body[j] = gast.copy_location(
+                and var not in in_place):
+            block[j] = gast.copy_location(
                 gast.Assign(targets=use.targets, value=use.value.right, type_comment=None), use)
-            del body[i]
-        else:
-            body.insert(j - 1, body.pop(i))  # sink the init next to its first use
-            i += 1 if j - 1 == i else 0
-    return body
-
-
-def drop_dead(body: list) -> list:
-    live: set[str] = set()
-    kept = []
-    for stmt in reversed(body):
-        target = _assigned(stmt)
-        if target is not None and _generated(target):
-            if target not in live:
-                continue
-            live.discard(target)
-        elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript):
-            if stmt.target.value.id not in live:
-                continue
-        live |= _reads(stmt)
-        kept.append(stmt)
-    kept.reverse()
-    return [s for k, s in enumerate(kept) if not (
-        is_comment(s) and str(s.value.value).startswith("grad of:")
-        and (k + 1 == len(kept) or is_comment(kept[k + 1])
-             or isinstance(kept[k + 1], gast.Return)))]
+            del block[i]
+        else:  # sink the init next to its first use (behind other inits already there)
+            while j - 1 > i and _is_zero_init(block[j - 1]):
+                j -= 1
+            if j - 1 == i:
+                i += 1
+            else:
+                block.insert(j - 1, block.pop(i))
 
 
 def _number(node, value=None) -> bool:
@@ -115,23 +131,62 @@ class _Fold(gast.NodeTransformer):
         op = type(node.op)
         if _number(node.left) and _number(node.right) and op in _FOLDABLE:
             return gast.Constant(value=_FOLDABLE[op](node.left.value, node.right.value), kind=None)
-        if op is gast.Pow and _number(node.right, 1):
-            return node.left
-        if op is gast.Mult and _number(node.right, 1):
+        if op in (gast.Pow, gast.Mult) and _number(node.right, 1):
             return node.left
         if op is gast.Mult and _number(node.left, 1):
             return node.right
         return node
 
 
-def fold_constants(body: list) -> list:
-    for stmt in body:
-        target = _assigned(stmt)
-        if (target is not None and _generated(target)) or isinstance(stmt, gast.AugAssign):
-            stmt.value = _Fold().visit(stmt.value)
-    return body
+def drop_dead(backward: list, keep: set[str]) -> None:
+    """Remove writes to generated names that no other statement reads, to a fixed point."""
+    while True:
+        used = set(keep)
+        for block in blocks(backward):
+            for stmt in block:
+                if not isinstance(stmt, _COMPOUND):
+                    used |= reads(stmt)
+                else:
+                    used |= {n.id for n in gast.walk(stmt.test if not isinstance(stmt, gast.For)
+                                                      else stmt.iter) if isinstance(n, gast.Name)}
+        removed = False
+        for block in blocks(backward):
+            for k in range(len(block) - 1, -1, -1):
+                target = written(block[k])
+                if not isinstance(block[k], _COMPOUND) and _generated(target) and target not in used:
+                    del block[k]
+                    removed = True
+        if not removed:
+            return
+
+
+def drop_empty(block: list) -> list:
+    """Remove loops and branches with nothing left to do, and comments left alone."""
+    out = []
+    for stmt in block:
+        if isinstance(stmt, _COMPOUND):
+            stmt.body = drop_empty(stmt.body)
+            if isinstance(stmt, gast.If):
+                stmt.orelse = drop_empty(stmt.orelse)
+            if not any(not is_comment(s) and not isinstance(s, gast.Pass)
+                       for s in stmt.body + getattr(stmt, "orelse", [])):
+                continue
+            if not stmt.body:
+                stmt.body = [gast.Pass()]
+        out.append(stmt)
+    return [s for k, s in enumerate(out) if not (
+        is_comment(s) and str(s.value.value).startswith("grad of:")
+        and (k + 1 == len(out) or is_comment(out[k + 1])))]
 
 
 def optimize(rev: Reversed) -> Reversed:
-    rev.tree.body = drop_dead(fold_zero_inits(fold_constants(rev.tree.body)))
+    for block in blocks(rev.backward):
+        for stmt in block:
+            if isinstance(stmt, (gast.Assign, gast.AugAssign)):
+                stmt.value = _Fold().visit(stmt.value)
+    in_place = _in_place(rev.backward)
+    for block in blocks(rev.backward):
+        fold_zero_inits(block, in_place)
+    drop_dead(rev.backward, keep={f"_adj_{w}" for w in rev.wrt})
+    rev.backward = drop_empty(rev.backward)
     return rev

@@ -155,6 +155,9 @@ class _Resolver(gast.NodeTransformer):
         func = node.func
         static = self._static(func)
         if static is None and isinstance(func, gast.Attribute):
+            if func.attr == "append" and isinstance(func.value, gast.Name):
+                node.args = [self.visit(a) for a in node.args]  # list.append, kept as written
+                return node
             if func.attr not in METHODS:
                 self.fail(node, f"the method call .{func.attr}() is not supported", syntax=True)
             method = METHODS[func.attr]

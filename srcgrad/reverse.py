@@ -1,16 +1,22 @@
-"""Pass 6, reverse: build `f__grad`, the forward sweep followed by the backward sweep.
+"""Pass 7, reverse: the backward sweep, statement by statement, block by block.
 
-Input: straight-line SSA code in the normalized forms (see normalize.py) and
-the active names (see analyze.py). Output guarantees:
-- The forward sweep is the normalized primal, unchanged: SSA keeps every
-  intermediate alive, so the backward sweep needs no tape for straight-line code.
-- Every active name `v` has an adjoint `_adj_v`, first `zeros_like(v)` (the
-  output's is `seed(out)`), then accumulated as `_adj_v = _adj_v + e`, or in
+Input: normalized code (normalize.py), active and reassigned names
+(analyze.py). Output (`Reversed`) guarantees:
+- `forward` is the normalized primal plus loop counters (`_n1 = _n1 + 1`) for
+  loops whose trip count is not known on entry (`while`, loops with `break`).
+- `backward` visits the statements in reverse: `if` becomes `if` on the same
+  (restored) condition, a loop runs its iterations backwards.
+- Every active name `v` has an adjoint `_adj_v`: zeroed once per execution of
+  its home block (scopes.py), then accumulated as `_adj_v = _adj_v + e`, or in
   place as `_adj_x[idx] += g` for an indexed read.
-  NOTE [adjoint ownership]: only a `zeros_like` buffer is ever updated in
-  place; optimize.py relies on this when it folds zero initialisations.
-- Each block of the generated code starts with a `Comment` naming the user's
-  line it came from.
+  NOTE [adjoint ownership]: only a buffer made by `zeros_like` is ever
+  updated in place; optimize.py relies on this when it folds zero inits.
+- After handling an assignment to a reassigned name `v`, the backward sweep
+  restores the value `v` had before: `v = restore(_tape_v, v)`; a write
+  `y[i] = e` is undone by `y[i] = _tape_y_at.pop()`; `hs.append(e)` by
+  `hs.pop()`. tape.py keeps the restores whose values the backward sweep
+  reads and records those values in the forward sweep.
+- Each block of generated code starts with a `Comment` naming the user's line.
 - The function returns `(out, (_adj_w1, ...))` in `wrt` order.
 """
 from __future__ import annotations
@@ -22,9 +28,11 @@ from dataclasses import dataclass
 
 import gast
 
-from .analyze import Activity, operation_rule, spelled_name
+from .analyze import (Activity, differentiable, is_append, operation_rule, simple_statements,
+                      spelled_name)
 from .errors import MissingRuleError, NonScalarOutputError, SrcgradError
 from .normalize import Normalized
+from .scopes import scopes
 from .templates import instantiate
 
 
@@ -50,66 +58,241 @@ def name(id_, store=False):
                      type_comment=None)
 
 
-def call(func: str, *args):
-    return gast.Call(func=name(func), args=list(args), keywords=[])
+def const(value):
+    return gast.Constant(value=value, kind=None)
 
 
-def assign(target: str, value):
-    return gast.Assign(targets=[name(target, store=True)], value=value, type_comment=None)
+def call(func, *args):
+    func = name(func) if isinstance(func, str) else func
+    return gast.Call(func=func, args=list(args), keywords=[])
+
+
+def method(receiver: str, attr: str, *args):
+    return call(gast.Attribute(value=name(receiver), attr=attr, ctx=gast.Load()), *args)
+
+
+def assign(target, value):
+    target = name(target, store=True) if isinstance(target, str) else target
+    return gast.Assign(targets=[target], value=value, type_comment=None)
+
+
+def binop(left, op, right):
+    """`left op right` for + and -, folding constants (loop bounds read better that way)."""
+    if isinstance(right, gast.Constant) and right.value == 0:
+        return left
+    if isinstance(left, gast.Constant) and isinstance(right, gast.Constant):
+        return const(left.value + right.value if isinstance(op, gast.Add)
+                     else left.value - right.value)
+    return gast.BinOp(left=left, op=op, right=right)
 
 
 def adj(var: str) -> str:
     return f"_adj_{var}"
 
 
+def tape(var: str) -> str:
+    return f"_tape_{var}"
+
+
+def with_comments(stmts, parsed, prefix: str) -> list:
+    """`stmts` with a comment before each run that came from one user line (recursively)."""
+    result, last = [], None
+    for stmt in stmts:
+        line = getattr(stmt, "lineno", None)
+        if line is not None and line != last:
+            last = line
+            loc = parsed.loc(stmt)
+            text = f"{prefix}{loc.text.strip()}   ({os.path.basename(loc.filename)}:{loc.lineno})"
+            result.append(comment(text, loc.lineno))
+        for field in ("body", "orelse"):
+            if isinstance(stmt, (gast.If, gast.For, gast.While)) and getattr(stmt, field):
+                setattr(stmt, field, with_comments(getattr(stmt, field), parsed, prefix))
+        result.append(stmt)
+    return result
+
+
 @dataclass
 class Reversed:
     norm: Normalized
-    tree: gast.FunctionDef
+    forward: list
+    backward: list
     wrt: list[str]
+    output: gast.AST  # the function's value: its result atom, or `_out` if restores change it
+
+    def function(self) -> gast.FunctionDef:
+        norm = self.norm
+        grads = [name(adj(w)) for w in self.wrt]
+        final = gast.Return(value=gast.Tuple(
+            elts=[self.output, gast.Tuple(elts=grads, ctx=gast.Load())], ctx=gast.Load()))
+        args = gast.arguments(args=[gast.Name(id=i, ctx=gast.Param(), annotation=None,
+                                              type_comment=None) for i in norm.inputs],
+                              posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                              kwarg=None, defaults=[])
+        return gast.FunctionDef(name=f"{norm.resolved.tree.name}__grad", args=args,
+                                body=self.forward + self.backward + [final], decorator_list=[],
+                                returns=None, type_comment=None, type_params=[])
 
 
 class _Reverser:
-    def __init__(self, norm: Normalized, activity: Activity):
+    def __init__(self, norm: Normalized, activity: Activity, forward: list):
         self.norm = norm
         self.parsed = norm.resolved.parsed
         self.active = activity.active
+        self.reassigned = activity.reassigned
+        top = set(norm.inputs) | {_result_name(norm)}
+        self.scopes = scopes(forward, set(self.active), top)
         self.fresh = (f"_r{i}" for i in itertools.count(1)).__next__
-        self.out: list = []
+        self.counters = itertools.count(1)
+        self.loop_depth = _loop_depths(forward)
+        self.counted: list = []  # (loop, counter name) for loops counted in the forward sweep
 
-    def commented(self, stmts, prefix: str) -> list:
-        """`stmts` with a comment before each run that came from one user line."""
-        result, last = [], None
-        for stmt in stmts:
-            if stmt.lineno != last:
-                last = stmt.lineno
+    # ---- blocks ------------------------------------------------------------------
+    def block(self, stmts) -> list:
+        out = [assign(adj(v), call("zeros_like", name(v))) for v in sorted(self.active)
+               if self.scopes.home.get(v) == id(stmts) and v != _result_name(self.norm)]
+        last = None
+        for stmt in reversed(stmts):
+            if is_comment(stmt):
+                continue
+            line = getattr(stmt, "lineno", None)
+            produced = self.statement(stmt)
+            if produced and line is not None and line != last:
+                last = line
                 loc = self.parsed.loc(stmt)
-                text = f"{prefix}{loc.text.strip()}   ({os.path.basename(loc.filename)}:{loc.lineno})"
-                result.append(comment(text, loc.lineno))
-            result.append(stmt)
-        return result
+                out.append(comment(f"grad of: {loc.text.strip()}   "
+                                   f"({os.path.basename(loc.filename)}:{loc.lineno})", loc.lineno))
+            out.extend(produced)
+        return out
 
-    def accumulate(self, var: str, expr):
-        total = gast.BinOp(left=name(adj(var)), op=gast.Add(), right=expr)
-        self.out.append(assign(adj(var), total))
+    def statement(self, stmt) -> list:
+        if isinstance(stmt, gast.Assign):
+            target = stmt.targets[0]
+            if isinstance(target, gast.Subscript):
+                return self.write(stmt, target)
+            return self.assignment(stmt, target.id, stmt.value)
+        if is_append(stmt):
+            return self.append(stmt)
+        if isinstance(stmt, gast.If):
+            body, orelse = self.block(stmt.body), self.block(stmt.orelse)
+            if not any(not is_comment(s) for s in body + orelse):
+                return []
+            return [gast.copy_location(gast.If(test=stmt.test, body=body or [gast.Pass()],
+                                               orelse=orelse), stmt)]
+        if isinstance(stmt, gast.For):
+            return self.for_loop(stmt)
+        if isinstance(stmt, gast.While):
+            return self.while_loop(stmt)
+        return []  # print(...), assert, break: nothing to undo
 
-    def backward(self, stmt):
-        target, value = stmt.targets[0].id, stmt.value
-        g = name(adj(target))
-        if isinstance(value, gast.Name):
-            self.accumulate(value.id, g)
-        elif isinstance(value, gast.Subscript):
-            index = gast.Subscript(value=name(adj(value.value.id)), slice=value.slice,
-                                   ctx=gast.Store())
-            self.out.append(gast.AugAssign(target=index, op=gast.Add(), value=g))
-        elif isinstance(value, gast.Tuple):
-            raise SrcgradError("srcgrad cannot differentiate through a tuple holding "
-                               "differentiable values yet; unpack it where it is built",
-                               self.parsed.loc(stmt))
+    def assignment(self, stmt, target: str, value) -> list:
+        out = []
+        if target in self.active:
+            out += self.contributions(stmt, target, value)
+            if target in self.scopes.resets:
+                out.append(assign(adj(target), call("zeros_like", name(target))))
+        if target in self.reassigned:
+            out.append(assign(target, call("restore", name(tape(target)), name(target))))
+        return out
+
+    def write(self, stmt, target) -> list:
+        base, index = target.value.id, target.slice
+        out = []
+        if base in self.active:
+            slot = gast.Subscript(value=name(adj(base)), slice=index, ctx=gast.Load())
+            value = stmt.value
+            if isinstance(value, gast.Name) and value.id in self.active:
+                out.append(self.accumulate(value.id, call(
+                    "unbroadcast", call("snapshot", slot), name(value.id))))
+            zero = gast.Subscript(value=name(adj(base)), slice=index, ctx=gast.Store())
+            out.append(assign(zero, call("zeros_like", slot)))
+        undo = gast.Subscript(value=name(base), slice=index, ctx=gast.Store())
+        out.append(assign(undo, method(tape(base + "_at"), "pop")))
+        return out
+
+    def append(self, stmt) -> list:
+        receiver = stmt.value.func.value.id
+        item = stmt.value.args[0]
+        out = []
+        if receiver in self.active:
+            popped = method(adj(receiver), "pop")
+            if isinstance(item, gast.Name) and item.id in self.active:
+                out.append(self.accumulate(item.id, popped))
+            else:
+                out.append(gast.Expr(value=popped))
+        out.append(gast.Expr(value=method(receiver, "pop")))
+        return out
+
+    # ---- loops -------------------------------------------------------------------
+    def for_loop(self, stmt) -> list:
+        args = stmt.iter.args
+        start, stop, step = (const(0), args[0], const(1)) if len(args) == 1 else (
+            args[0], args[1], args[2] if len(args) > 2 else const(1))
+        counter = self.counter_for(stmt) if _breaks(stmt) else None
+        unit = isinstance(step, gast.Constant) and step.value == 1
+        if counter is not None:
+            last = binop(start, gast.Add(), binop(name(counter), gast.Sub(), const(1)) if unit else
+                         gast.BinOp(left=binop(name(counter), gast.Sub(), const(1)),
+                                    op=gast.Mult(), right=step))
         else:
-            self.through_rule(stmt, target, value, g)
+            last = binop(stop, gast.Sub(), const(1)) if unit else call("range_last", start, stop, step)
+        end = binop(start, gast.Sub(), const(1)) if unit else binop(start, gast.Sub(), step)
+        neg = const(-1) if unit else gast.UnaryOp(op=gast.USub(), operand=step)
+        return self.reversed_loop(stmt, stmt.target.id, call("range", last, end, neg), counter)
 
-    def through_rule(self, stmt, target, value, g):
+    def while_loop(self, stmt) -> list:
+        counter = self.counter_for(stmt)
+        index = f"_i{counter[2:]}"
+        return self.reversed_loop(stmt, index, call("range", name(counter)), counter)
+
+    def counter_for(self, loop) -> str:
+        """Count the iterations in the forward sweep (`_nK`); see `Reversed.forward`."""
+        counter = f"_n{next(self.counters)}"
+        loop.body.insert(0, gast.copy_location(
+            assign(counter, gast.BinOp(left=name(counter), op=gast.Add(), right=const(1))), loop))
+        self.counted.append((loop, counter))
+        return counter
+
+    def reversed_loop(self, stmt, var, iterable, counter) -> list:
+        body = self.block(stmt.body)
+        if not any(not is_comment(s) for s in body):
+            return []
+        loop = gast.For(target=name(var, store=True), iter=iterable, body=body, orelse=[],
+                        type_comment=None)
+        out = [gast.copy_location(loop, stmt)]
+        if counter is not None and self.depth_of(stmt) > 0:
+            out.insert(0, assign(counter, method(tape(counter), "pop")))
+        return out
+
+    def depth_of(self, loop) -> int:
+        return self.loop_depth.get(id(loop), 0)
+
+    # ---- adjoint contributions ------------------------------------------------------
+    def accumulate(self, var: str, expr):
+        return assign(adj(var), gast.BinOp(left=name(adj(var)), op=gast.Add(), right=expr))
+
+    def contributions(self, stmt, target, value) -> list:
+        g = name(adj(target))
+        if not differentiable(value, self.norm):
+            return []  # constants, np.zeros(...), comparisons: no gradient flows back
+        if isinstance(value, gast.Name):
+            return [self.accumulate(value.id, g)] if value.id in self.active else []
+        if isinstance(value, gast.Subscript):
+            base = value.value.id
+            if base not in self.active:
+                return []
+            slot = gast.Subscript(value=name(adj(base)), slice=value.slice, ctx=gast.Store())
+            return [gast.AugAssign(target=slot, op=gast.Add(), value=g)]
+        if isinstance(value, gast.List):  # hs = [a, b]: each element's adjoint is a slot
+            return [self.accumulate(e.id, gast.Subscript(value=g, slice=const(k), ctx=gast.Load()))
+                    for k, e in enumerate(value.elts)
+                    if isinstance(e, gast.Name) and e.id in self.active]
+        if isinstance(value, gast.Tuple):
+            raise SrcgradError("srcgrad cannot differentiate through a tuple holding "
+                               "differentiable values yet; unpack it where it is built, or use "
+                               "a list or an array", self.parsed.loc(stmt))
+        return self.through_rule(stmt, target, value, g)
+
+    def through_rule(self, stmt, target, value, g) -> list:
         rule = operation_rule(value, self.norm)
         if isinstance(value, gast.BinOp):
             args, keywords = [value.left, value.right], {}
@@ -125,15 +308,27 @@ class _Reverser:
             raise MissingRuleError(
                 f"srcgrad's derivative rule for {rule.name} does not support this call: {exc} "
                 f"(the rule takes {_signature_text(rule)})", self.parsed.loc(stmt)) from None
-        self.out.extend(stmts)
+        out = list(stmts)
         for arg, cotangent in cotangents:
             if isinstance(arg, gast.Name) and arg.id in self.active:
-                self.accumulate(arg.id, cotangent)
+                out.append(self.accumulate(arg.id, cotangent))
+        return out
+
+
+def _breaks(loop) -> bool:
+    """Whether the loop can end early: desugar puts `if _brkK: break` last in its body."""
+    last = loop.body[-1] if loop.body else None
+    return isinstance(last, gast.If) and any(isinstance(s, gast.Break) for s in last.body)
 
 
 def _signature_text(rule) -> str:
     params = list(inspect.signature(rule.vjp).parameters.values())[2:]
     return f"{rule.name}({', '.join(str(p) for p in params)})"
+
+
+def _result_name(norm: Normalized):
+    result = norm.result
+    return result.id if isinstance(result, gast.Name) else None
 
 
 def _missing_rule(norm: Normalized, value, stmt) -> MissingRuleError:
@@ -148,44 +343,71 @@ def _missing_rule(norm: Normalized, value, stmt) -> MissingRuleError:
         f"flows through it.{hint}", norm.resolved.parsed.loc(stmt))
 
 
-def reverse(norm: Normalized, activity: Activity, wrt: list[str]) -> Reversed:
-    rev = _Reverser(norm, activity)
-    forward, ret = norm.body[:-1], norm.body[-1]
-    result = ret.value
-    _reject_tuple_result(norm, forward, result)
-    order = norm.inputs + [s.targets[0].id for s in forward if isinstance(s, gast.Assign)]
-    active = [v for v in order if v in activity.active]
-    out_name = result.id if isinstance(result, gast.Name) else None
-    rev.out.append(comment("backward sweep"))
-    if out_name in activity.active:
-        rev.out.append(assign(adj(out_name), call("seed", name(out_name))))
-    for var in active:
-        if var != out_name:
-            rev.out.append(assign(adj(var), call("zeros_like", name(var))))
-    for stmt in rev.commented([s for s in forward if isinstance(s, gast.Assign)
-                               and s.targets[0].id in activity.active][::-1], "grad of: "):
-        if isinstance(stmt, gast.Assign):
-            rev.backward(stmt)
-        else:
-            rev.out.append(stmt)
-    grads = [name(adj(w)) if w in activity.active else call("zeros_like", name(w)) for w in wrt]
-    final = gast.Return(value=gast.Tuple(elts=[result, gast.Tuple(elts=grads, ctx=gast.Load())],
-                                         ctx=gast.Load()))
-    body = rev.commented(forward, "") + rev.out + [final]
-    args = gast.arguments(args=[name(i, store=False) for i in norm.inputs], posonlyargs=[],
-                          vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-    for a in args.args:
-        a.ctx = gast.Param()
-    tree = gast.FunctionDef(name=f"{norm.resolved.tree.name}__grad", args=args, body=body,
-                            decorator_list=[], returns=None, type_comment=None, type_params=[])
-    return Reversed(norm, tree, list(wrt))
+def _loop_depths(body, depth=0, out=None) -> dict[int, int]:
+    out = {} if out is None else out
+    for stmt in body:
+        if isinstance(stmt, (gast.For, gast.While)):
+            out[id(stmt)] = depth
+            _loop_depths(stmt.body, depth + 1, out)
+        elif isinstance(stmt, gast.If):
+            _loop_depths(stmt.body, depth, out)
+            _loop_depths(stmt.orelse, depth, out)
+    return out
 
 
-def _reject_tuple_result(norm, forward, result):
-    for stmt in forward:
+def _reject_tuple_result(norm):
+    result = norm.result
+    for stmt, _ in simple_statements(norm.body):
         if (isinstance(stmt, gast.Assign) and isinstance(result, gast.Name)
-                and stmt.targets[0].id == result.id and isinstance(stmt.value, gast.Tuple)):
+                and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == result.id
+                and isinstance(stmt.value, gast.Tuple)):
             raise NonScalarOutputError(
                 f"{norm.resolved.parsed.func.__qualname__} returns a tuple; grad needs a scalar "
                 "output. Differentiate one element, or a scalar combination of them.",
                 norm.resolved.parsed.loc(stmt))
+
+
+def reverse(norm: Normalized, activity: Activity, wrt: list[str]) -> Reversed:
+    _reject_tuple_result(norm)
+    forward = norm.body[:-1]
+    rev = _Reverser(norm, activity, forward)
+    out_name = _result_name(norm)
+    backward = [comment("backward sweep")]
+    if out_name in activity.active:
+        backward.append(assign(adj(out_name), call("seed", name(out_name))))
+    backward += rev.block(forward)
+    for w in wrt:
+        if w not in activity.active:
+            backward.append(assign(adj(w), call("zeros_like", name(w))))
+    for loop, counter in rev.counted:  # counters start at zero before their loop
+        _insert_before(forward, loop, assign(counter, const(0)))
+        if rev.depth_of(loop) > 0:
+            _insert_after(forward, loop, gast.Expr(value=method(tape(counter), "append",
+                                                                 name(counter))))
+    forward = with_comments(forward, norm.resolved.parsed, "")
+    output = norm.result
+    if out_name in activity.reassigned:  # the backward sweep restores it: keep the value
+        forward.append(assign("_out", name(out_name)))
+        output = name("_out")
+    return Reversed(norm, forward, backward, list(wrt), output)
+
+
+def _find(body, target):
+    for k, stmt in enumerate(body):
+        if stmt is target:
+            return body, k
+        for field in ("body", "orelse"):
+            found = _find(getattr(stmt, field, []) or [], target)
+            if found:
+                return found
+    return None
+
+
+def _insert_before(body, target, new):
+    block, k = _find(body, target)
+    block.insert(k, gast.copy_location(new, target))
+
+
+def _insert_after(body, target, new):
+    block, k = _find(body, target)
+    block.insert(k + 1, gast.copy_location(new, target))

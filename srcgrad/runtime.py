@@ -17,7 +17,7 @@ from numba.extending import overload
 
 from .errors import SrcgradError
 
-__all__ = ["forbid_array_alias", "seed", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
+__all__ = ["forbid_array_alias", "snapshot", "restore", "range_last", "seed", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
            "select", "log_or_zero", "matmul_lhs_grad", "matmul_rhs_grad"]
 
 
@@ -46,6 +46,54 @@ def _forbid_array_alias(z, message):
     return lambda z, message: None
 
 
+# --- snapshot: a value that later writes into its array cannot change ----------------
+
+def snapshot(x):
+    return x.copy() if isinstance(x, np.ndarray) else x
+
+
+@overload(snapshot)
+def _snapshot(x):
+    if isinstance(x, types.Array):
+        return lambda x: x.copy()
+    return lambda x: x
+
+
+# --- restore: undo one recorded assignment (the tape holds every value assigned) -----
+
+def restore(tape, x):
+    """Drop the newest value on `tape`; return the one before it (or `x` if none)."""
+    tape.pop()
+    return tape[-1] if tape else x
+
+
+@overload(restore)
+def _restore(tape, x):
+    def impl(tape, x):
+        tape.pop()
+        if len(tape) > 0:
+            return tape[-1]
+        return x
+    return impl
+
+
+# --- range_last: the last value of range(start, stop, step), or start - step if empty -
+
+def range_last(start, stop, step):
+    n = len(range(start, stop, step))
+    return start + (n - 1) * step
+
+
+@overload(range_last)
+def _range_last(start, stop, step):
+    def impl(start, stop, step):
+        n = (stop - start + step - (1 if step > 0 else -1)) // step
+        if n < 0:
+            n = 0
+        return start + (n - 1) * step
+    return impl
+
+
 # --- seed: the cotangent of the output (ones; the caller rejects non-scalar outputs) ---
 
 def seed(y):
@@ -62,6 +110,8 @@ def _seed(y):
 # --- zeros_like: a zero adjoint with x's type and shape --------------------------------
 
 def zeros_like(x):
+    if isinstance(x, list):
+        return [zeros_like(e) for e in x]
     return 0.0 if np.ndim(x) == 0 else np.zeros(np.shape(x))
 
 
@@ -69,6 +119,8 @@ def zeros_like(x):
 def _zeros_like(x):
     if _is_number(x):
         return lambda x: 0.0
+    if isinstance(x, types.List):
+        return lambda x: [zeros_like(e) for e in x]
     return lambda x: np.zeros(x.shape)
 
 

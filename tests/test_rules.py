@@ -192,7 +192,7 @@ def test_nondifferentiable_registered(key):
 
 def test_callable_spellings_resolve():
     """Generated code spells a primal by `rule.name`; that must name the primal itself."""
-    namespace = {"np": np, "math": math, **vars(builtins)}
+    namespace = _generated_namespace()
     for key, rule in REGISTRY.items():
         if _is_operator_key(key):
             continue

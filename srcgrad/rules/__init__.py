@@ -59,6 +59,9 @@ def spelling(obj) -> str | None:
     name = getattr(obj, "__name__", None)
     if name and getattr(builtins, name, None) is obj:
         return name
+    from .. import runtime
+    if name in runtime.__all__ and getattr(runtime, name) is obj:
+        return name
     return None
 
 

@@ -5,7 +5,8 @@ import operator
 import gast
 import numpy as np
 
-from ..runtime import log_or_zero, matmul_lhs_grad, matmul_rhs_grad, tie_share, unbroadcast
+from ..runtime import (log_or_zero, matmul_lhs_grad, matmul_rhs_grad, snapshot, tie_share,
+                       unbroadcast)
 from . import BINARY, defnondiff, defrule
 
 MATMUL_SHAPES = (((2, 3), (3, 4)), ((2, 3), (3,)), ((3,), (3, 4)), ((3,), (3,)))
@@ -51,7 +52,8 @@ def neg(g, ans, x):
     return -g
 
 
-@defrule((gast.UAdd, "+", operator.pos), builtins.float, np.float64, np.positive, np.copy)
+@defrule((gast.UAdd, "+", operator.pos), builtins.float, np.float64, np.positive, np.copy,
+         snapshot)
 def identity(g, ans, x):
     return g
 

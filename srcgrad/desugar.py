@@ -1,0 +1,223 @@
+"""Pass 4, desugar: lower loops over sequences and early exits to a few core forms.
+
+Guarantees to the next pass (the tree keeps the user's line numbers):
+- Every `for` loop is `for <name> in range(...)` and its body does not assign
+  the loop variable or the names its bounds read. Loops over arrays, lists,
+  `enumerate(...)` and `zip(...)` index the sequence instead:
+  `for x in xs: ...` becomes `for _i1 in range(len(xs)): x = xs[_i1]; ...`.
+- No `continue`; `break` appears only as the last statement of a loop body,
+  as `if _brkK: break`. Statements after a possible exit are guarded by
+  `if not _skipK:` (loops) or `if not _ret:` (function body), so every
+  statement of a body either runs to its end or is skipped as a whole; this
+  is what lets the backward sweep replay an iteration that ended early.
+- Exactly one `return`, the last statement of the function: other returns
+  store their value in `_retval` and set `_ret`.
+"""
+from __future__ import annotations
+
+import builtins
+import itertools
+from dataclasses import dataclass
+
+import gast
+
+from .errors import SrcgradSyntaxError
+from .resolve import Resolved
+
+
+def _name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def _assign(target, value, where):
+    if isinstance(target, str):
+        target = _name(target, store=True)
+    return gast.copy_location(gast.Assign(targets=[target], value=value, type_comment=None), where)
+
+
+def _const(value):
+    return gast.Constant(value=value, kind=None)
+
+
+def _call(func: str, *args):
+    return gast.Call(func=_name(func), args=list(args), keywords=[])
+
+
+def _stored(nodes) -> set[str]:
+    return {n.id for stmt in nodes for n in gast.walk(stmt)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+@dataclass
+class _Loop:
+    brk: str
+    skip: str
+    exits: bool = False  # a break, continue or return may leave the body early
+    breaks: bool = False  # a break or return may leave the loop
+    returns: bool = False  # a return inside
+
+
+class _Desugar:
+    def __init__(self, resolved: Resolved):
+        self.resolved = resolved
+        self.parsed = resolved.parsed
+        self.ids = itertools.count(1)
+        self.flags_return = False
+
+    def fail(self, node, what, hint=""):
+        raise SrcgradSyntaxError(
+            f"srcgrad cannot differentiate {self.parsed.func.__qualname__}: {what} is not "
+            "supported" + (f"; {hint}" if hint else ""), self.parsed.loc(node))
+
+    def is_builtin(self, node, name) -> bool:
+        return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+                and node.func.id == name
+                and self.resolved.callees.get(name) is getattr(builtins, name))
+
+    # ---- blocks and early exits ---------------------------------------------------
+    def block(self, stmts, loop: _Loop | None) -> tuple[list, bool]:
+        """Lowered statements, and whether they may leave early (break/continue/return)."""
+        out = []
+        for k, stmt in enumerate(stmts):
+            lowered, exits = self.statement(stmt, loop)
+            out.extend(lowered)
+            if exits:
+                rest, _ = self.block(stmts[k + 1:], loop)
+                if rest:
+                    flag = loop.skip if loop else "_ret"
+                    guard = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(flag)),
+                                    body=rest, orelse=[])
+                    out.append(gast.copy_location(guard, stmts[k + 1]))
+                return out, True
+        return out, False
+
+    def statement(self, stmt, loop):
+        if isinstance(stmt, gast.Break):
+            loop.exits = loop.breaks = True
+            return [_assign(loop.brk, _const(True), stmt), _assign(loop.skip, _const(True), stmt)], True
+        if isinstance(stmt, gast.Continue):
+            loop.exits = True
+            return [_assign(loop.skip, _const(True), stmt)], True
+        if isinstance(stmt, gast.Return):
+            if not self.flags_return:
+                return [stmt], False
+            out = [_assign("_retval", stmt.value, stmt), _assign("_ret", _const(True), stmt)]
+            if loop is not None:
+                loop.exits = loop.breaks = loop.returns = True
+                out += [_assign(loop.brk, _const(True), stmt), _assign(loop.skip, _const(True), stmt)]
+            return out, True
+        if isinstance(stmt, gast.If):
+            stmt.body, exits_then = self.block(stmt.body, loop)
+            stmt.orelse, exits_else = self.block(stmt.orelse, loop)
+            return [stmt], exits_then or exits_else
+        if isinstance(stmt, (gast.For, gast.While)):
+            return self.loop(stmt, loop)
+        return [stmt], False
+
+    def loop(self, stmt, outer: _Loop | None):
+        k = next(self.ids)
+        pre = []
+        if isinstance(stmt, gast.For):
+            pre, target, iterable, prefix = self.iteration(stmt)
+            stmt.target, stmt.iter = target, iterable
+            stmt.body = prefix + stmt.body
+        inner = _Loop(brk=f"_brk{k}", skip=f"_skip{k}")
+        body, _ = self.block(stmt.body, inner)
+        if inner.exits:
+            body.insert(0, _assign(inner.skip, _const(False), stmt))
+        if inner.breaks:
+            pre.append(_assign(inner.brk, _const(False), stmt))
+            leave = gast.If(test=_name(inner.brk), body=[gast.Break()], orelse=[])
+            body.append(gast.copy_location(leave, stmt))
+        stmt.body = body
+        out = pre + [stmt]
+        if not inner.returns:
+            return out, False
+        if outer is not None:  # a return inside also leaves the enclosing loop
+            outer.exits = outer.breaks = outer.returns = True
+            propagate = gast.If(test=_name("_ret"), body=[
+                _assign(outer.brk, _const(True), stmt), _assign(outer.skip, _const(True), stmt)],
+                orelse=[])
+            out.append(gast.copy_location(propagate, stmt))
+        return out, True
+
+    # ---- for loops over sequences -------------------------------------------------
+    def iteration(self, stmt):
+        """(statements before the loop, loop variable, range(...) call, body prefix)."""
+        target, it = stmt.target, stmt.iter
+        assigned = _stored(stmt.body)
+        if self.is_builtin(it, "range"):
+            if not isinstance(target, gast.Name):
+                self.fail(stmt, "unpacking the variable of a range loop")
+            if target.id in assigned:
+                self.fail(stmt, f"assigning to the loop variable {target.id!r} inside the loop",
+                          "use another name for the new value")
+            pre, args = [], []
+            for arg in it.args:
+                arg, hoisted = self.hoist(arg, assigned, stmt)
+                pre += hoisted
+                args.append(arg)
+            it.args = args
+            return pre, target, it, []
+        index = None
+        if self.is_builtin(it, "enumerate"):
+            if not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
+                self.fail(stmt, "enumerate(...) without unpacking into (index, item)")
+            start = it.args[1] if len(it.args) > 1 else _const(0)
+            if it.keywords:
+                start = it.keywords[0].value
+            index, target, it = target.elts[0], target.elts[1], it.args[0]
+        pre, length, element = self.sequence(it, assigned, stmt)
+        if isinstance(index, gast.Name) and isinstance(start, gast.Constant) \
+                and start.value == 0 and index.id not in assigned:
+            var, prefix = index.id, []
+        else:
+            var = f"_i{next(self.ids)}"
+            prefix = []
+            if index is not None:
+                prefix.append(_assign(index, gast.BinOp(left=_name(var), op=gast.Add(),
+                                                        right=start), stmt))
+        prefix.append(_assign(target, element(_name(var)), stmt))
+        return pre, _name(var, store=True), _call("range", length), prefix
+
+    def sequence(self, it, assigned, where):
+        """(statements before the loop, length expression, index -> element expression)."""
+        if self.is_builtin(it, "zip"):
+            parts = [self.hoist(a, assigned, where, always_name=True) for a in it.args]
+            pre = [s for _, hoisted in parts for s in hoisted]
+            names = [a for a, _ in parts]
+            self.resolved.callees.setdefault("min", builtins.min)
+            self.resolved.callees.setdefault("len", builtins.len)
+            length = _call("len", names[0])
+            for other in names[1:]:
+                length = _call("min", length, _call("len", other))
+            return pre, length, lambda i: gast.Tuple(
+                elts=[gast.Subscript(value=n, slice=i, ctx=gast.Load()) for n in names],
+                ctx=gast.Load())
+        seq, pre = self.hoist(it, assigned, where, always_name=True)
+        self.resolved.callees.setdefault("len", builtins.len)
+        return pre, _call("len", seq), lambda i: gast.Subscript(value=seq, slice=i, ctx=gast.Load())
+
+    def hoist(self, expr, assigned, where, always_name=False):
+        """`expr`, evaluated once before the loop when the body could change it."""
+        if isinstance(expr, gast.Constant) and not always_name:
+            return expr, []
+        if isinstance(expr, gast.Name) and expr.id not in assigned:
+            return expr, []
+        temp = f"_s{next(self.ids)}"
+        return _name(temp), [_assign(temp, expr, where)]
+
+
+def desugar(resolved: Resolved) -> Resolved:
+    tree = resolved.tree
+    returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]
+    pass_ = _Desugar(resolved)
+    pass_.flags_return = not (len(returns) == 1 and returns[0] is tree.body[-1])
+    body, _ = pass_.block(tree.body, None)
+    if pass_.flags_return:
+        last = tree.body[-1]
+        body = [_assign("_ret", _const(False), tree.body[0])] + body
+        body.append(gast.copy_location(gast.Return(value=_name("_retval")), last))
+    tree.body = body
+    return resolved

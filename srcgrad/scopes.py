@@ -1,0 +1,111 @@
+"""Where each adjoint lives: the block whose backward sweep sets it to zero.
+
+An adjoint `_adj_v` must start at zero exactly once per execution of the
+smallest block that contains every use and definition of `v` (its *home*):
+a temporary used within one loop iteration is zeroed at the start of that
+iteration's backward sweep; a loop-carried value (read in an iteration before
+it is assigned, like `s` in `s = s + x[i]`) lives in the block around the
+loop, so its adjoint carries from one reversed iteration to the next.
+
+After the backward sweep handles an assignment to `v`, the adjoint of the
+value `v` held before must start from zero again, unless that assignment runs
+at most once per execution of the home block (`needs_reset`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+
+from .analyze import names_in
+
+
+@dataclass(frozen=True)
+class Scopes:
+    home: dict[str, int]  # name -> id() of the statement list whose backward zeroes it
+    resets: frozenset[str]  # names whose adjoint is zeroed again after each assignment
+
+
+def _children(stmt):
+    if isinstance(stmt, gast.If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (gast.For, gast.While)):
+        return [stmt.body]
+    return []
+
+
+def _mentions(stmt) -> set[str]:
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+
+
+def _assigns(stmt, name) -> bool:
+    return (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+            and stmt.targets[0].id == name)
+
+
+def _upward_exposed(name: str, body: list) -> bool:
+    """Whether an iteration may read `name` before assigning it (conservatively)."""
+    for stmt in body:
+        if _assigns(stmt, name) and name not in names_in(stmt.value):
+            return False
+        if name in _mentions(stmt):
+            return True
+    return False
+
+
+def scopes(body: list, names, top_level: set[str]) -> Scopes:
+    """Homes for `names` in the function `body`; `top_level` names live in the whole body."""
+    paths: dict[str, list] = {}  # name -> common block path of its mentions
+    defs: dict[str, list] = {}  # name -> block paths of its assignments
+    loops: dict[int, gast.AST] = {}  # id(loop body) -> loop
+
+    def visit(block, path):
+        for stmt in block:
+            mentioned = _header(stmt) if _children(stmt) else _mentions(stmt)
+            for name in mentioned & names:
+                _merge(paths, name, path)
+            target = _target(stmt)
+            if target in names:
+                defs.setdefault(target, []).append(path)
+            for child in _children(stmt):
+                if isinstance(stmt, (gast.For, gast.While)):
+                    loops[id(child)] = stmt
+                visit(child, path + [child])
+
+    visit(body, [body])
+    home, resets = {}, set()
+    for name in names:
+        path = [body] if name in top_level else list(paths.get(name, [body]))
+        while len(path) > 1 and id(path[-1]) in loops and _upward_exposed(name, path[-1]):
+            path.pop()
+        home[name] = id(path[-1])
+        assigned = defs.get(name, [])
+        loops_home = [b for b in path if id(b) in loops]
+        if len(assigned) > 1 or any([b for b in p if id(b) in loops] != loops_home
+                                    for p in assigned):
+            resets.add(name)
+    return Scopes(home, frozenset(resets))
+
+
+def _header(stmt) -> set[str]:
+    """Names read by a compound statement's own header (condition, loop bounds)."""
+    if isinstance(stmt, gast.For):
+        return set(names_in(stmt.iter)) | {stmt.target.id}
+    return set(names_in(stmt.test))
+
+
+def _target(stmt):
+    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+        return stmt.targets[0].id
+    return None
+
+
+def _merge(paths, name, path):
+    if name not in paths:
+        paths[name] = list(path)
+        return
+    common = paths[name]
+    k = 0
+    while k < min(len(common), len(path)) and common[k] is path[k]:
+        k += 1
+    del common[k:]

@@ -1,0 +1,101 @@
+"""Pass 9, tape: record in the forward sweep exactly what the backward sweep reads.
+
+The reverse pass undoes every assignment to a reassigned name, every write
+into an array and every `append`. A value only needs recording when the
+backward sweep reads it, so this pass keeps an undo step only for names the
+(optimized) backward sweep reads, and records them in the forward sweep:
+
+    x = ...;  _tape_x.append(x)          after each assignment to x
+    _tape_y_at.append(snapshot(y[i]))    before each write y[i] = ...
+    (nothing for hs.append(v): the list itself holds the values)
+
+A backward read that only needs a value's type and shape (`zeros_like(v)`,
+the shape argument of `unbroadcast` and `fill_like`) does not count.
+Tapes are growable lists created empty at the top of the function; `restore`
+pops the newest value and returns the one before it.
+"""
+from __future__ import annotations
+
+import gast
+
+import itertools
+
+from .optimize import blocks, drop_empty, written
+from .reverse import Reversed, assign, call, method, name
+
+# Helpers whose argument at this position is only used for its type and shape.
+_SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0}
+
+
+def _is_restore(stmt) -> bool:
+    v = getattr(stmt, "value", None)
+    return isinstance(stmt, gast.Assign) and isinstance(v, gast.Call) and (
+        (isinstance(v.func, gast.Name) and v.func.id == "restore")
+        or (isinstance(v.func, gast.Attribute) and v.func.attr == "pop"
+            and isinstance(v.func.value, gast.Name) and v.func.value.id.startswith("_tape_")
+            and isinstance(stmt.targets[0], gast.Subscript)))
+
+
+def _is_list_undo(stmt) -> bool:
+    return (isinstance(stmt, gast.Expr) and written(stmt) is not None
+            and not written(stmt).startswith("_adj_"))
+
+
+def _value_reads(stmt) -> set[str]:
+    """Names whose values `stmt` reads (shape-only helper arguments excluded)."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        return {n.id for n in gast.walk(stmt.test) if isinstance(n, gast.Name)}
+    if isinstance(stmt, gast.For):
+        return {n.id for n in gast.walk(stmt.iter) if isinstance(n, gast.Name)}
+    shape_only = set()
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            k = _SHAPE_ONLY.get(node.func.id)
+            if k is not None and k < len(node.args) and isinstance(node.args[k], gast.Name):
+                shape_only.add(id(node.args[k]))
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load) and id(n) not in shape_only}
+
+
+def record(rev: Reversed) -> Reversed:
+    needed = set()
+    for block in blocks(rev.backward):
+        for stmt in block:
+            if not (_is_restore(stmt) or _is_list_undo(stmt)):
+                needed |= _value_reads(stmt)
+    for block in blocks(rev.backward):
+        block[:] = [s for s in block if not (
+            (_is_restore(s) or _is_list_undo(s)) and written(s) not in needed)]
+    rev.backward = drop_empty(rev.backward)
+    restores = [s for b in blocks(rev.backward) for s in b if _is_restore(s)]
+    names = {written(s) for s in restores if isinstance(s.targets[0], gast.Name)}
+    items = {written(s) for s in restores if isinstance(s.targets[0], gast.Subscript)}
+    _instrument(rev.forward, names, items)
+    inputs = [name_ for name_ in rev.norm.inputs if name_ in names]
+    tapes = sorted({n.id for b in itertools.chain(blocks(rev.backward), blocks(rev.forward))
+                    for s in b for n in gast.walk(s)
+                    if isinstance(n, gast.Name) and n.id.startswith("_tape_")})
+    header = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in tapes]
+    header += [gast.Expr(value=method(f"_tape_{v}", "append", name(v))) for v in inputs]
+    rev.forward = header + rev.forward
+    return rev
+
+
+def _instrument(forward: list, names: set[str], items: set[str]) -> None:
+    for block in list(blocks(forward)):
+        k = 0
+        while k < len(block):
+            stmt = block[k]
+            target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
+            if isinstance(target, gast.Name) and target.id in names:
+                push = method(f"_tape_{target.id}", "append", name(target.id))
+                block.insert(k + 1, gast.copy_location(gast.Expr(value=push), stmt))
+                k += 1
+            elif isinstance(target, gast.Subscript) and target.value.id in items:
+                old = gast.Subscript(value=name(target.value.id), slice=target.slice,
+                                     ctx=gast.Load())
+                push = method(f"_tape_{target.value.id}_at", "append", call("snapshot", old))
+                block.insert(k, gast.copy_location(gast.Expr(value=push), stmt))
+                k += 1
+            k += 1
+
