@@ -285,7 +285,7 @@ def _matmul_lhs_grad(g, a, b):
             return lambda g, a, b: np.outer(g, b)
         return lambda g, a, b: g * b
     if a.ndim == 2:
-        return lambda g, a, b: g @ np.ascontiguousarray(b.T)
+        return lambda g, a, b: g @ b.T
     return lambda g, a, b: b @ g
 
 
@@ -297,4 +297,6 @@ def _matmul_rhs_grad(g, a, b):
         if b.ndim == 2:
             return lambda g, a, b: np.outer(a, g)
         return lambda g, a, b: g * a
-    return lambda g, a, b: np.ascontiguousarray(a.T) @ g
+    if b.ndim == 1:
+        return lambda g, a, b: g @ a  # a.T @ g without the transpose
+    return lambda g, a, b: a.T @ g

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import gast
 
+import copy
 import itertools
+import re
 
 from .optimize import blocks, drop_empty, written
 from .reverse import Reversed, assign, call, method, name
 
+_TEMP = re.compile(r"^_t\d+$")
 # Helpers whose argument at this position is only used for its type and shape.
 _SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0}
 
@@ -57,7 +60,75 @@ def _value_reads(stmt) -> set[str]:
             and isinstance(n.ctx, gast.Load) and id(n) not in shape_only}
 
 
+def _mentions(stmt, var: str) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == var for n in gast.walk(stmt))
+
+
+def _changes(stmt, names: set[str]) -> bool:
+    """Whether `stmt` (or anything nested in it) assigns, writes into or appends to `names`."""
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id in names:
+            return True
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
+                and node.value.id in names:
+            return True
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr == "append" and node.func.value.id in names):
+            return True
+    return False
+
+
+def _cheap_temporaries(forward: list) -> dict:
+    """Temporaries `_tK = a op b` (no @) whose operands stay unchanged until their last use."""
+    found = {}
+    mentions = {}
+    for stmt in forward:  # walking the outermost statements visits nested ones too
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name):
+                mentions[n.id] = mentions.get(n.id, 0) + 1
+    for block in blocks(forward):
+        for k, stmt in enumerate(block):
+            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                    and _TEMP.match(stmt.targets[0].id)):
+                continue
+            value = stmt.value
+            if not (isinstance(value, gast.UnaryOp) or (
+                    isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult))):
+                continue
+            t = stmt.targets[0].id
+            users = [j for j in range(k, len(block)) if _mentions(block[j], t)]
+            local = sum(sum(1 for n in gast.walk(block[j]) if isinstance(n, gast.Name)
+                            and n.id == t) for j in users)
+            operands = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+            if local == mentions[t] and not any(_changes(block[j], operands)
+                                                for j in range(k + 1, users[-1] + 1)):
+                found[t] = value
+    return found
+
+
+def rematerialize(rev: Reversed) -> None:
+    """Recompute cheap temporaries where the backward sweep reads them, instead of taping.
+
+    A temporary assigned once per iteration and read only later in the same
+    block gets the same value when recomputed just before its first backward
+    reader, because its operands hold the same values there (checked by
+    `_cheap_temporaries`). Later candidates go first, so a recomputation may
+    itself read an earlier recomputed temporary.
+    """
+    cheap = _cheap_temporaries(rev.forward)
+    for block in blocks(rev.backward):
+        for stmt in list(block):  # backward order: later temporaries first
+            t = written(stmt) if _is_restore(stmt) else None
+            if t not in cheap:
+                continue
+            block.remove(stmt)
+            first = next((k for k, s in enumerate(block) if t in _value_reads(s)), None)
+            if first is not None:
+                block.insert(first, gast.copy_location(assign(t, copy.deepcopy(cheap[t])), stmt))
+
+
 def record(rev: Reversed) -> Reversed:
+    rematerialize(rev)
     needed = set()
     for block in blocks(rev.backward):
         for stmt in block:
