@@ -206,7 +206,7 @@ class _Normalizer:
         test = self.atom(node.test)
         body = self.nested_expression(node.body, target)
         orelse = self.nested_expression(node.orelse, target)
-        self.emit(gast.If(test=test, body=body, orelse=orelse))
+        self.emit_if(test, body, orelse)
         return _name(target)
 
     def nested_expression(self, expr, target):
@@ -221,7 +221,7 @@ class _Normalizer:
             test = _name(target)
             if isinstance(node.op, gast.Or):
                 test = self.atom(gast.UnaryOp(op=gast.Not(), operand=_name(target)))
-            self.emit(gast.If(test=test, body=self.nested_expression(value, target), orelse=[]))
+            self.emit_if(test, self.nested_expression(value, target), [])
         return _name(target)
 
     def chained_comparison(self, node, target):
@@ -234,7 +234,7 @@ class _Normalizer:
         for lhs, op, rhs in rest:
             self.blocks.append([])
             self._store(gast.Compare(left=lhs, ops=[op], comparators=[rhs]), target)
-            self.emit(gast.If(test=_name(target), body=self.blocks.pop(), orelse=[]))
+            self.emit_if(_name(target), self.blocks.pop(), [])
         return _name(target)
 
     # ---- statements --------------------------------------------------------------
@@ -269,11 +269,20 @@ class _Normalizer:
 
     def branch(self, stmt):
         test = self.atom(stmt.test)
-        if isinstance(test, gast.Name) and test.id in _stores_in(stmt):
-            test = self._store(test, None)  # the backward sweep needs the value tested
         body, orelse = self.nested(stmt.body), self.nested(stmt.orelse)
         self.where = stmt
-        self.emit(gast.If(test=test, body=body, orelse=orelse))
+        self.emit_if(test, body, orelse)
+
+    def emit_if(self, test, body, orelse):
+        """`if test: body else: orelse`, testing a name the branches do not assign.
+
+        The backward sweep tests the same name after undoing the branch's
+        assignments, so it must still hold the value the forward sweep tested.
+        """
+        branch = gast.If(test=test, body=body, orelse=orelse)
+        if isinstance(test, gast.Name) and test.id in _stores_in(branch):
+            branch.test = self._store(test, None)
+        self.emit(branch)
 
     def for_loop(self, stmt):
         bounds = [self.atom(a) for a in stmt.iter.args]

@@ -13,7 +13,8 @@ Input: normalized code (normalize.py), active and reassigned names
   updated in place; optimize.py relies on this when it folds zero inits.
 - After handling an assignment to a reassigned name `v`, the backward sweep
   restores the value `v` had before: `v = restore(_tape_v, v)`; a write
-  `y[i] = e` is undone by `y[i] = _tape_y_at.pop()`; `hs.append(e)` by
+  `y[i] = e` is undone by `y[i] = _tape_y_at1.pop()` (a tape per write
+  site, `write_tapes`); `hs.append(e)` by
   `hs.pop()`. tape.py keeps the restores whose values the backward sweep
   reads and records those values in the forward sweep.
 - Each block of generated code starts with a `Comment` naming the user's line.
@@ -118,6 +119,7 @@ class Reversed:
     backward: list
     wrt: list[str]
     output: gast.AST  # the function's value: its result atom, or `_out` if restores change it
+    write_tapes: dict  # id(forward `y[i] = v` statement) -> name of the tape that undoes it
 
     def function(self) -> gast.FunctionDef:
         norm = self.norm
@@ -140,11 +142,13 @@ class _Reverser:
         self.active = activity.active
         self.reassigned = activity.reassigned
         top = set(norm.inputs) | {_result_name(norm)}
-        self.scopes = scopes(forward, set(self.active), top)
+        self.scopes = scopes(forward, set(self.active), top, set(norm.inputs))
         self.fresh = (f"_r{i}" for i in itertools.count(1)).__next__
         self.counters = itertools.count(1)
         self.loop_depth = _loop_depths(forward)
         self.counted: list = []  # (loop, counter name) for loops counted in the forward sweep
+        self.write_sites = itertools.count(1)
+        self.write_tapes: dict[int, str] = {}  # id(forward `y[i] = v`) -> its undo tape
 
     # ---- blocks ------------------------------------------------------------------
     def block(self, stmts) -> list:
@@ -205,8 +209,11 @@ class _Reverser:
                     "unbroadcast", call("snapshot", slot), name(value.id))))
             zero = gast.Subscript(value=name(adj(base)), slice=index, ctx=gast.Store())
             out.append(assign(zero, call("zeros_like", slot)))
+        # One tape per write site: each site writes values of one type (an element, a row).
+        site = tape(f"{base}_at{next(self.write_sites)}")
+        self.write_tapes[id(stmt)] = site
         undo = gast.Subscript(value=name(base), slice=index, ctx=gast.Store())
-        out.append(assign(undo, method(tape(base + "_at"), "pop")))
+        out.append(assign(undo, method(site, "pop")))
         return out
 
     def append(self, stmt) -> list:
@@ -389,7 +396,7 @@ def reverse(norm: Normalized, activity: Activity, wrt: list[str]) -> Reversed:
     if out_name in activity.reassigned:  # the backward sweep restores it: keep the value
         forward.append(assign("_out", name(out_name)))
         output = name("_out")
-    return Reversed(norm, forward, backward, list(wrt), output)
+    return Reversed(norm, forward, backward, list(wrt), output, rev.write_tapes)
 
 
 def _find(body, target):

@@ -53,10 +53,13 @@ def _upward_exposed(name: str, body: list) -> bool:
     return False
 
 
-def scopes(body: list, names, top_level: set[str]) -> Scopes:
-    """Homes for `names` in the function `body`; `top_level` names live in the whole body."""
+def scopes(body: list, names, top_level: set[str], inputs: set[str]) -> Scopes:
+    """Homes for `names` in the function `body`; `top_level` names live in the whole body.
+
+    `inputs` (parameters, globals) count as assigned once on entry to the body.
+    """
     paths: dict[str, list] = {}  # name -> common block path of its mentions
-    defs: dict[str, list] = {}  # name -> block paths of its assignments
+    defs: dict[str, list] = {n: [[body]] for n in inputs}  # name -> paths of its assignments
     loops: dict[int, gast.AST] = {}  # id(loop body) -> loop
 
     def visit(block, path):

@@ -6,7 +6,7 @@ backward sweep reads it, so this pass keeps an undo step only for names the
 (optimized) backward sweep reads, and records them in the forward sweep:
 
     x = ...;  _tape_x.append(x)          after each assignment to x
-    _tape_y_at.append(snapshot(y[i]))    before each write y[i] = ...
+    _tape_y_at1.append(snapshot(y[i]))   before the write y[i] = ... (a tape per site)
     (nothing for hs.append(v): the list itself holds the values)
 
 A backward read that only needs a value's type and shape (`zeros_like(v)`,
@@ -27,7 +27,7 @@ from .reverse import Reversed, assign, call, method, name
 
 _TEMP = re.compile(r"^_t\d+$")
 # Helpers whose argument at this position is only used for its type and shape.
-_SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0}
+_SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0, "seed": 0}
 
 
 def _is_restore(stmt) -> bool:
@@ -137,11 +137,12 @@ def record(rev: Reversed) -> Reversed:
     for block in blocks(rev.backward):
         block[:] = [s for s in block if not (
             (_is_restore(s) or _is_list_undo(s)) and written(s) not in needed)]
+    _drop_final_restores(rev.backward)
     rev.backward = drop_empty(rev.backward)
     restores = [s for b in blocks(rev.backward) for s in b if _is_restore(s)]
     names = {written(s) for s in restores if isinstance(s.targets[0], gast.Name)}
-    items = {written(s) for s in restores if isinstance(s.targets[0], gast.Subscript)}
-    _instrument(rev.forward, names, items)
+    sites = {s.value.func.value.id for s in restores if isinstance(s.targets[0], gast.Subscript)}
+    _instrument(rev.forward, names, {k: t for k, t in rev.write_tapes.items() if t in sites})
     inputs = [name_ for name_ in rev.norm.inputs if name_ in names]
     tapes = sorted({n.id for b in itertools.chain(blocks(rev.backward), blocks(rev.forward))
                     for s in b for n in gast.walk(s)
@@ -152,7 +153,18 @@ def record(rev: Reversed) -> Reversed:
     return rev
 
 
-def _instrument(forward: list, names: set[str], items: set[str]) -> None:
+def _drop_final_restores(backward: list) -> None:
+    """Undo steps at the end of the backward sweep that nothing reads afterwards."""
+    later: set[str] = set()
+    for k in range(len(backward) - 1, -1, -1):
+        stmt = backward[k]
+        if (_is_restore(stmt) or _is_list_undo(stmt)) and written(stmt) not in later:
+            del backward[k]
+            continue
+        later |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+
+
+def _instrument(forward: list, names: set[str], sites: dict[int, str]) -> None:
     for block in list(blocks(forward)):
         k = 0
         while k < len(block):
@@ -162,10 +174,10 @@ def _instrument(forward: list, names: set[str], items: set[str]) -> None:
                 push = method(f"_tape_{target.id}", "append", name(target.id))
                 block.insert(k + 1, gast.copy_location(gast.Expr(value=push), stmt))
                 k += 1
-            elif isinstance(target, gast.Subscript) and target.value.id in items:
+            elif isinstance(target, gast.Subscript) and id(stmt) in sites:
                 old = gast.Subscript(value=name(target.value.id), slice=target.slice,
                                      ctx=gast.Load())
-                push = method(f"_tape_{target.value.id}_at", "append", call("snapshot", old))
+                push = method(sites[id(stmt)], "append", call("snapshot", old))
                 block.insert(k, gast.copy_location(gast.Expr(value=push), stmt))
                 k += 1
             k += 1

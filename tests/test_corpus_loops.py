@@ -11,9 +11,16 @@ differences and, where it can trace the function, autograd (see
 arrays, so those functions are checked against finite differences only).
 
 Inputs are drawn from ``np.random.default_rng(seed)`` or written out, and
-are kept away from every branch threshold: no comparison in a corpus
-function is within 1e-3 of flipping, so a finite-difference step (about
-1e-6) never changes which branch runs or how many times a loop iterates.
+are kept away from every branch threshold (no ties for sorting and running
+maxima, partial sums well clear of their thresholds), so a finite-difference
+step (about 1e-6) never changes which branch runs or how many times a loop
+iterates; finite differences with steps of 1e-6, 1e-4 and 1e-3 agree for
+every case.  The convergence tests of the Newton and fixed-point loops may
+change their trip count, but only once the iterate has converged to rounding.
+
+Cases that fail because of a known srcgrad bug or limitation are marked
+``xfail(strict=True)`` with the reason; ``test_loop_tape_recording`` checks
+what the generated forward sweep records on tapes.
 """
 
 import ast
@@ -100,6 +107,31 @@ def accumulate_only(x):
     return s
 
 
+def accumulate_scaled(x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + x[i]
+    return 2.0 * s
+
+
+def range_negative_step_arg(x, hi, lo, step):
+    s = 0.0
+    p = 1.0
+    for i in range(hi, lo, step):
+        p = p * 0.5 + x[i]
+        s = s + p * p
+    return s
+
+
+def augmented_in_loop(x):
+    s = 0.0
+    p = 1.0
+    for v in x:
+        s += v * p
+        p *= 0.5 + 0.1 * v
+    return s
+
+
 def repeated_multiply(a, n):
     p = 1.0
     for k in range(n):
@@ -170,6 +202,41 @@ def newton_sqrt(a):
     return x * 3.0
 
 
+def fixed_point_while(a):
+    x = 0.5
+    err = 1.0
+    it = 0
+    while err > 1e-14 and it < 200:
+        x_new = a * np.cos(x)
+        err = abs(x_new - x)
+        x = x_new
+        it = it + 1
+    return x * x
+
+
+def while_continue(x):
+    i = 0
+    s = 0.0
+    while i < len(x):
+        i = i + 1
+        if x[i - 1] < 0.0:
+            continue
+        s = s + np.exp(x[i - 1])
+    return s
+
+
+def nested_while_in_for(x):
+    s = 0.0
+    for i in range(len(x)):
+        j = 0
+        t = x[i]
+        while t < 2.0 and j < 10:
+            t = t * 1.5 + 0.1
+            j = j + 1
+        s = s + t * (j + 1.0)
+    return s
+
+
 def while_accumulate_threshold(x):
     s = 0.0
     i = 0
@@ -237,6 +304,25 @@ def bool_and_or_not(x, y):
         if not x[i] > y[i]:
             s = s + 0.1 * y[i] ** 2
     return s
+
+
+def or_not_conditions(x):
+    s = 0.0
+    for v in x:
+        if v < -1.0 or v > 1.0:
+            s = s + v * v
+        elif not v > 0.0:
+            s = s - 0.5 * v
+        else:
+            s = s + np.sin(v)
+    return s
+
+
+def clip_by_norm(g, max_norm):
+    norm = np.sqrt(np.sum(g * g))
+    if norm > max_norm:
+        g = g * (max_norm / norm)
+    return np.sum(g * np.sin(g))
 
 
 def chained_comparison(x):
@@ -334,6 +420,24 @@ def several_returns(a, b):
     return c - b
 
 
+def loop_variable_after_break(x, limit):
+    for i in range(len(x)):
+        if x[i] > limit:
+            break
+    return x[i] * 3.0 + np.sum(x[:i] ** 2)
+
+
+def return_in_while(x, limit):
+    i = 0
+    s = 0.0
+    while i < len(x):
+        s = s + x[i] ** 2
+        if s > limit:
+            return s * x[i]
+        i = i + 1
+    return -s
+
+
 def return_in_nested_loop(A):
     s = 0.0
     for i in range(A.shape[0]):
@@ -395,6 +499,21 @@ def running_product(x):
     return best
 
 
+def tuple_recurrence(a, b, n):
+    for k in range(n):
+        a, b = b, a * 0.5 + b * 0.3 + 0.1
+    return a * b
+
+
+def builtin_max_running(x):
+    m = x[0]
+    s = 0.0
+    for i in range(1, len(x)):
+        m = max(m, x[i])
+        s = s + m * x[i]
+    return s
+
+
 def horner(coeffs, t):
     r = 0.0
     for c in coeffs:
@@ -434,8 +553,9 @@ def zeros_plus_equals(x):
 def slice_writes(x):
     n = len(x)
     y = np.ones(n)
-    y[0:3] = x[0:3] * 2.0
-    y[3:n] = np.exp(x[3:n])
+    for i in range(0, n, 2):
+        y[i:i + 2] = x[i:i + 2] * (i + 1.0)
+    y[3:n] = y[3:n] + np.exp(x[3:n])
     return np.sum(y * x)
 
 
@@ -480,6 +600,25 @@ def matrix_fill_2d(x):
     return np.sum(A @ x)
 
 
+def column_and_strided_writes(x):
+    n = len(x)
+    A = np.zeros((n, 3))
+    for j in range(3):
+        A[:, j] = x * (j + 1.0)
+    y = np.ones(2 * n)
+    y[::2] = x
+    y[1::2] = np.cos(x)
+    return np.sum(A * A) + np.sum(y * y * y)
+
+
+def element_augmented_ops(x):
+    y = x.copy()
+    for i in range(len(y)):
+        y[i] -= 0.5 * x[i] ** 2
+        y[i] *= 1.5
+    return np.sum(np.sin(y))
+
+
 def writes_argument(x):
     x[0] = x[0] * 2.0
     return np.sum(x * x) + x[0]
@@ -507,6 +646,29 @@ def list_append_hidden_states(W, x, steps):
     return s + np.sum(hs[-1] * hs[0])
 
 
+def list_of_arrays_indexed(W, x, steps):
+    hs = [x]
+    for t in range(steps):
+        hs.append(np.tanh(W @ hs[t]))
+    s = 0.0
+    for i in range(len(hs)):
+        s = s + (i + 1.0) * np.sum(hs[i])
+    return s
+
+
+def append_in_branch(x):
+    hs = []
+    for v in x:
+        if v > 0.0:
+            hs.append(v * v)
+        else:
+            hs.append(np.sin(v))
+    s = hs[-1] * hs[0]
+    for h in hs:
+        s = s + h
+    return s
+
+
 def list_scalars_indexed(x):
     vals = []
     for v in x:
@@ -529,6 +691,17 @@ def heat_equation_steps(u0, r, steps):
         for i in range(1, n - 1):
             new[i] = u[i] + r * (u[i - 1] - 2.0 * u[i] + u[i + 1])
         u = new
+    return np.sum(u * u)
+
+
+def heat_equation_copy(u0, r, steps):
+    u = u0.copy()
+    n = len(u)
+    for k in range(steps):
+        new = u.copy()
+        for i in range(1, n - 1):
+            new[i] = u[i] + r * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u = new.copy()
     return np.sum(u * u)
 
 
@@ -614,6 +787,13 @@ def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
 
+# Known srcgrad bugs and limitations (each one is described in its reason).
+_ALIAS_LIMITATION = (
+    "srcgrad limitation: `u = new` (a second name for an array the function writes into) "
+    "is rejected with SrcgradSyntaxError, although `new` is rebound to a fresh copy before "
+    "it is written again; `u = new.copy()` works (heat_equation_copy)")
+
+
 CASES = [
     # for over range(...)
     _case(range_start_stop_step, lambda: (_rng(1).normal(size=10), 1, 9, 3)),
@@ -623,6 +803,9 @@ CASES = [
     _case(range_reverse_suffix, lambda: (_rng(5).normal(size=6),)),
     _case(range_step_two, lambda: (_rng(6).normal(size=7),)),
     _case(accumulate_only, lambda: (_rng(7).normal(size=8),)),
+    _case(accumulate_scaled, lambda: (_rng(52).normal(size=6),)),
+    _case(range_negative_step_arg, lambda: (_rng(53).normal(size=9), 8, 0, -3)),
+    _case(augmented_in_loop, lambda: (_rng(56).normal(size=6),)),
     _case(repeated_multiply, lambda: (0.9, 6)),
     # for over sequences
     _case(iterate_elements, lambda: (_rng(8).normal(size=6),)),
@@ -635,6 +818,9 @@ CASES = [
           lambda: (_rng(14).normal(size=4), _rng(15).normal(size=4)), (0, 1)),
     # while
     _case(newton_sqrt, lambda: (2.7,)),
+    _case(fixed_point_while, lambda: (0.8,)),
+    _case(while_continue, lambda: (_away_from_zero(_rng(57), 7),)),
+    _case(nested_while_in_for, lambda: (np.array([0.65, 1.1, 0.3, 1.85, 2.4, 0.9]),)),
     _case(while_accumulate_threshold,
           # partial sums of squares: 0.64, 1.13, 1.94, 2.03, 3.47 -> stops after 5
           lambda: (np.array([0.8, -0.7, 0.9, 0.3, -1.2, 0.5, 0.4]),)),
@@ -649,6 +835,8 @@ CASES = [
           lambda: (np.array([0.7, -0.9, 0.3, -0.2, 1.1, -1.3]),
                    np.array([0.4, 0.6, -0.8, -0.1, 1.6, 0.2])),
           (0, 1)),
+    _case(or_not_conditions, lambda: (np.array([-1.7, -0.6, -0.2, 0.3, 0.8, 1.4, 2.1]),)),
+    _case(clip_by_norm, lambda: (np.array([1.2, -0.8, 1.9, 0.6]), 1.0), (0, 1)),
     _case(chained_comparison, lambda: (np.array([-0.7, 0.2, 0.55, 0.9, 1.4, 2.0]),)),
     # nested loops, break, continue, return
     _case(nested_matvec, lambda: (_rng(17).normal(size=(3, 4)), _rng(18).normal(size=4)),
@@ -668,6 +856,11 @@ CASES = [
           # partial sums: 0.25, 1.06, 1.55, 3.24 -> returns at i = 3
           lambda: (np.array([0.5, -0.9, 0.7, 1.3, 0.4]), 2.5)),
     _case(several_returns, lambda: (1.8, 0.9), (0, 1)),
+    _case(loop_variable_after_break,
+          lambda: (np.array([0.6, -0.8, 0.45, 1.3, -0.35, 0.9]), 1.0)),
+    _case(return_in_while,
+          # partial sums: 0.36, 1.0, 1.2025, 2.8925 -> returns at i = 3
+          lambda: (np.array([0.6, -0.8, 0.45, 1.3, -0.35, 0.9]), 2.5)),
     _case(return_in_nested_loop,
           lambda: (np.array([[0.5, 0.4, 0.3], [0.6, 0.2, 0.7]]),)),
     # loop-carried state
@@ -679,6 +872,8 @@ CASES = [
     _case(rk2_logistic, lambda: (1.5, 0.1, 15), ("r", "y0")),
     _case(nonlinear_recurrence, lambda: (0.6, 0.8, 0.3, 8), (0, 1, 2)),
     _case(running_product, lambda: (_rng(26).uniform(-0.5, 0.8, size=6),)),
+    _case(tuple_recurrence, lambda: (0.3, 0.7, 6), (0, 1)),
+    _case(builtin_max_running, lambda: (np.array([0.3, -0.2, 0.8, 0.5, 1.4, 1.1]),)),
     _case(horner, lambda: (_rng(27).normal(size=5), 0.8), (0, 1)),
     _case(array_state_loop, lambda: (_rng(28).normal(size=4), 6)),
     # in-place writes into local arrays
@@ -690,14 +885,21 @@ CASES = [
     _case(ones_like_scaled, lambda: (_rng(34).normal(size=5),)),
     _case(copy_then_write, lambda: (_away_from_zero(_rng(35), 6),)),
     _case(matrix_fill_2d, lambda: (_rng(36).normal(size=4),)),
+    _case(column_and_strided_writes, lambda: (_rng(58).normal(size=5),)),
+    _case(element_augmented_ops, lambda: (_rng(59).normal(size=5),)),
     _case(writes_argument, lambda: (_rng(37).normal(size=4),)),
     _case(argument_prefix_sum, lambda: (_rng(38).normal(size=5),)),
     # local lists
     _case(list_append_hidden_states,
           lambda: (_rng(39).normal(size=(3, 3)) * 0.6, _rng(40).normal(size=3), 4), (0, 1)),
+    _case(list_of_arrays_indexed,
+          lambda: (_rng(54).normal(size=(3, 3)) * 0.5, _rng(55).normal(size=3), 4), (0, 1)),
+    _case(append_in_branch, lambda: (_away_from_zero(_rng(60), 6),)),
     _case(list_scalars_indexed, lambda: (_rng(41).normal(size=5),)),
     # realistic programs
-    _case(heat_equation_steps, lambda: (_rng(42).normal(size=8), 0.2, 5), (0, 1)),
+    _case(heat_equation_steps, lambda: (_rng(42).normal(size=8), 0.2, 5), (0, 1),
+          marks=pytest.mark.xfail(strict=True, raises=SyntaxError, reason=_ALIAS_LIMITATION)),
+    _case(heat_equation_copy, lambda: (_rng(42).normal(size=8), 0.2, 5), (0, 1)),
     _case(heat_equation_slices, lambda: (_rng(43).normal(size=8), 0.25, 4), ("u0", "r")),
     _case(bubble_sort_weighted, lambda: (_distinct(_rng(44), 6), _rng(45).normal(size=6)),
           (0, 1)),
@@ -735,10 +937,62 @@ def test_corpus_size_and_distinct_names():
 _CONTROL_FLOW = (ast.For, ast.While, ast.If, ast.IfExp, ast.BoolOp)
 
 
+def _writes_into_array(fdef):
+    return any(isinstance(node, (ast.Assign, ast.AugAssign))
+               and any(isinstance(t, ast.Subscript)
+                       for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+               for node in ast.walk(fdef))
+
+
 @pytest.mark.parametrize("func", [case.values[0] for case in CASES],
                          ids=[case.id for case in CASES])
 def test_corpus_function_uses_control_flow(func):
+    """Every corpus function has a loop or a branch, or writes into an array in place."""
     tree = ast.parse(inspect.getsource(func))
     fdef = tree.body[0]
     assert isinstance(fdef, ast.FunctionDef) and fdef.name == func.__name__
-    assert any(isinstance(node, _CONTROL_FLOW) for node in ast.walk(fdef)) or func is writes_argument
+    assert any(isinstance(node, _CONTROL_FLOW) for node in ast.walk(fdef)) \
+        or _writes_into_array(fdef), f"{func.__name__} is straight-line code"
+
+
+# ---------------------------------------------------------------------------
+# what the forward sweep records
+# ---------------------------------------------------------------------------
+
+_UNREAD_UNDO = (
+    "srcgrad records values the backward sweep never reads: the only backward read of this "
+    "name happens before the first undo step (at the return statement), yet tape.py records "
+    "every assignment/write because the backward sweep reads the name somewhere")
+
+# (function, wrt, tape name, whether the generated code must contain it)
+_TAPE_EXPECTATIONS = [
+    # The backward sweep reads every hidden state (tanh' and W @ h need h).
+    pytest.param(rnn_tanh, (0, 1, 2, 3), "_tape_h", True, id="rnn_tanh"),
+    # x = a * x + b * np.sin(x): the derivative needs every x.
+    pytest.param(nonlinear_recurrence, (0, 1, 2), "_tape_x", True, id="nonlinear_recurrence"),
+    # r = r * t + c: the derivative with respect to t needs every r.
+    pytest.param(horner, (0, 1), "_tape_r", True, id="horner"),
+    # s = s + x[i] is linear: nothing needs recording, whether s is returned or scaled.
+    pytest.param(accumulate_only, 0, "_tape_", False, id="accumulate_only"),
+    pytest.param(accumulate_scaled, 0, "_tape_", False, id="accumulate_scaled"),
+    # s = s + x[i] * x[i]; `return s * x[0]` reads the final s before any undo.
+    pytest.param(while_accumulate_threshold, 0, "_tape_s", False,
+                 id="while_accumulate_threshold",
+                 marks=pytest.mark.xfail(strict=True, raises=AssertionError,
+                                         reason=_UNREAD_UNDO)),
+    # y[i] = y[i - 1] + x[i] is linear; `np.sum(y * y)` reads the final y before any undo.
+    pytest.param(cumsum_by_hand, 0, "_tape_y_at", False, id="cumsum_by_hand",
+                 marks=pytest.mark.xfail(strict=True, raises=AssertionError,
+                                         reason=_UNREAD_UNDO)),
+]
+
+
+@pytest.mark.parametrize("func, wrt, tape, records", _TAPE_EXPECTATIONS)
+def test_loop_tape_recording(func, wrt, tape, records):
+    import srcgrad  # imported lazily, as in gradcheck: the corpus imports without srcgrad
+
+    source = srcgrad.grad(func, wrt=wrt, jit=False).source
+    if records:
+        assert tape in source, f"{func.__name__}: expected {tape} to be recorded\n{source}"
+    else:
+        assert tape not in source, f"{func.__name__}: {tape} is never needed\n{source}"
