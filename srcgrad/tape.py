@@ -127,13 +127,30 @@ def rematerialize(rev: Reversed) -> None:
                 block.insert(first, gast.copy_location(assign(t, copy.deepcopy(cheap[t])), stmt))
 
 
+def _undone(stmt) -> set[str]:
+    """Names an outermost backward statement undoes (anywhere inside it)."""
+    return {written(s) for b in blocks([stmt]) for s in b if _is_restore(s) or _is_list_undo(s)}
+
+
+def _read_after_undo(backward: list) -> set[str]:
+    """Names the backward sweep reads at a point where an undo step may already have run.
+
+    A read before any undo of a name sees the forward sweep's final value,
+    which the name still holds: that read needs no tape.
+    """
+    undone, needed = set(), set()
+    for stmt in backward:
+        reads = {n for b in blocks([stmt]) for s in b
+                 if not (_is_restore(s) or _is_list_undo(s)) for n in _value_reads(s)}
+        inside = _undone(stmt)
+        needed |= reads & (undone | inside)
+        undone |= inside
+    return needed
+
+
 def record(rev: Reversed) -> Reversed:
     rematerialize(rev)
-    needed = set()
-    for block in blocks(rev.backward):
-        for stmt in block:
-            if not (_is_restore(stmt) or _is_list_undo(stmt)):
-                needed |= _value_reads(stmt)
+    needed = _read_after_undo(rev.backward)
     for block in blocks(rev.backward):
         block[:] = [s for s in block if not (
             (_is_restore(s) or _is_list_undo(s)) and written(s) not in needed)]
