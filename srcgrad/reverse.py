@@ -120,6 +120,7 @@ class Reversed:
     wrt: list[str]
     output: gast.AST  # the function's value: its result atom, or `_out` if restores change it
     write_tapes: dict  # id(forward `y[i] = v` statement) -> name of the tape that undoes it
+    restore_sites: dict  # id(backward `v = restore(...)`) -> the forward assignment it undoes
 
     def function(self) -> gast.FunctionDef:
         norm = self.norm
@@ -149,6 +150,7 @@ class _Reverser:
         self.counted: list = []  # (loop, counter name) for loops counted in the forward sweep
         self.write_sites = itertools.count(1)
         self.write_tapes: dict[int, str] = {}  # id(forward `y[i] = v`) -> its undo tape
+        self.restore_sites: dict[int, gast.AST] = {}  # id(backward restore) -> forward assignment
 
     # ---- blocks ------------------------------------------------------------------
     def block(self, stmts) -> list:
@@ -195,7 +197,9 @@ class _Reverser:
             if target in self.scopes.resets:
                 out.append(assign(adj(target), call("zeros_like", name(target))))
         if target in self.reassigned:
-            out.append(assign(target, call("restore", name(tape(target)), name(target))))
+            undo = assign(target, call("restore", name(tape(target)), name(target)))
+            self.restore_sites[id(undo)] = stmt
+            out.append(undo)
         return out
 
     def write(self, stmt, target) -> list:
@@ -396,7 +400,8 @@ def reverse(norm: Normalized, activity: Activity, wrt: list[str]) -> Reversed:
     if out_name in activity.reassigned:  # the backward sweep restores it: keep the value
         forward.append(assign("_out", name(out_name)))
         output = name("_out")
-    return Reversed(norm, forward, backward, list(wrt), output, rev.write_tapes)
+    return Reversed(norm, forward, backward, list(wrt), output, rev.write_tapes,
+                    rev.restore_sites)
 
 
 def _find(body, target):

@@ -17,7 +17,7 @@ from numba.extending import overload
 
 from .errors import SrcgradError
 
-__all__ = ["forbid_array_alias", "snapshot", "restore", "range_last", "seed", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
+__all__ = ["forbid_array_alias", "snapshot", "restore", "range_last", "tape_array", "trip_count", "seed", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
            "select", "log_or_zero", "matmul_lhs_grad", "matmul_rhs_grad"]
 
 
@@ -74,6 +74,42 @@ def _restore(tape, x):
         if len(tape) > 0:
             return tape[-1]
         return x
+    return impl
+
+
+# --- tape_array: a preallocated tape of n values like x (a loop with a known trip count) -
+
+def tape_array(x, n):
+    if isinstance(x, np.ndarray):
+        return np.empty((n,) + x.shape, dtype=x.dtype)
+    return np.empty(n, dtype=object)  # Python numbers keep their type (an int may become float)
+
+
+@overload(tape_array)
+def _tape_array(x, n):
+    if isinstance(x, types.Array):
+        dtype = x.dtype
+        return lambda x, n: np.empty((n,) + x.shape, dtype)
+    if isinstance(x, types.Boolean):
+        return lambda x, n: np.empty(n, np.bool_)
+    if isinstance(x, types.Number):
+        # A name first bound to an int (`s = 0`) may later hold floats: numba types
+        # each binding separately, so the tape takes the wider type.
+        return lambda x, n: np.empty(n, np.float64)
+    return None
+
+
+# --- trip_count: len(range(start, stop, step)) ------------------------------------------
+
+def trip_count(start, stop, step):
+    return len(range(start, stop, step))
+
+
+@overload(trip_count)
+def _trip_count(start, stop, step):
+    def impl(start, stop, step):
+        n = (stop - start + step - (1 if step > 0 else -1)) // step
+        return n if n > 0 else 0
     return impl
 
 

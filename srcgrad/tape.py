@@ -23,7 +23,7 @@ import itertools
 import re
 
 from .optimize import blocks, drop_empty, written
-from .reverse import Reversed, assign, call, method, name
+from .reverse import Reversed, _breaks, assign, call, const, method, name
 
 _TEMP = re.compile(r"^_t\d+$")
 # Helpers whose argument at this position is only used for its type and shape.
@@ -159,15 +159,136 @@ def record(rev: Reversed) -> Reversed:
     restores = [s for b in blocks(rev.backward) for s in b if _is_restore(s)]
     names = {written(s) for s in restores if isinstance(s.targets[0], gast.Name)}
     sites = {s.value.func.value.id for s in restores if isinstance(s.targets[0], gast.Subscript)}
+    before = _record_before(rev, [s for s in restores if isinstance(s.targets[0], gast.Name)])
+    names -= {written(s) for s in before}
     _instrument(rev.forward, names, {k: t for k, t in rev.write_tapes.items() if t in sites})
     inputs = [name_ for name_ in rev.norm.inputs if name_ in names]
     tapes = sorted({n.id for b in itertools.chain(blocks(rev.backward), blocks(rev.forward))
                     for s in b for n in gast.walk(s)
                     if isinstance(n, gast.Name) and n.id.startswith("_tape_")})
-    header = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in tapes]
+    preallocated = {s.targets[0].id for b in blocks(rev.forward) for s in b
+                    if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+                    and s.targets[0].id.startswith("_tape_")}
+    header = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in tapes
+              if t not in preallocated]
     header += [gast.Expr(value=method(f"_tape_{v}", "append", name(v))) for v in inputs]
     rev.forward = header + rev.forward
     return rev
+
+
+def _defined_first(forward: list, inputs) -> dict:
+    """Names certainly bound before each of their reassignments -> their first binding.
+
+    Parameters (first binding: None), and names whose first assignment is a
+    plain statement at the top of the function body, before any loop or branch
+    that assigns them.
+    """
+    first = {name_: None for name_ in inputs}
+    seen = set(inputs)
+    for stmt in forward:
+        stored = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, gast.Store)}
+        for var in stored - seen:
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+                first[var] = stmt
+        seen |= stored
+    return first
+
+
+def _record_before(rev: Reversed, restores: list) -> list:
+    """Tape per assignment site, recording the value it overwrites (see module doc).
+
+    For a name certainly bound before each reassignment, each site records
+    the old value just before assigning, and the backward sweep takes it back
+    right after undoing that site: `v = _tape_v.pop()`, or `v = _tape_v[i]`
+    from an array preallocated by trip count when the site runs once per
+    iteration of an outermost `for` loop without `break` (the loop is recast).
+    The first binding needs no undo: nothing before it reads the name.
+    Returns the restores converted.
+    """
+    first = _defined_first(rev.forward, rev.norm.inputs)
+    places = _places(rev.forward)
+    by_var: dict[str, list] = {}
+    for restore in restores:
+        if written(restore) in first:
+            by_var.setdefault(written(restore), []).append(restore)
+    converted = []
+    for var, undos in by_var.items():
+        live = [u for u in undos if rev.restore_sites[id(u)] is not first[var]]
+        for k, undo in enumerate(live, 1):
+            site = rev.restore_sites[id(undo)]
+            tape = f"_tape_{var}" if len(live) == 1 else f"_tape_{var}__{k}"
+            block, loop = places[id(site)]
+            index = _iteration_index(loop) if loop is not None and block is loop.body else None
+            if index is not None:
+                undo.value = gast.Subscript(value=name(tape), slice=index, ctx=gast.Load())
+                size = call("trip_count", *_bounds(loop))
+                _insert(rev.forward, loop, assign(tape, call("tape_array", name(var), size)))
+                slot = gast.Subscript(value=name(tape), slice=copy.deepcopy(index),
+                                      ctx=gast.Store())
+                _insert(block, site, assign(slot, name(var)))
+            else:
+                undo.value = method(tape, "pop")
+                _insert(block, site, gast.Expr(value=method(tape, "append", name(var))))
+        for undo in undos:
+            if rev.restore_sites[id(undo)] is first[var]:
+                _remove(rev.backward, undo)
+        converted += undos
+    return converted
+
+
+def _places(forward: list) -> dict:
+    """id(statement) -> (its block, the outermost `for` loop around it, if any)."""
+    places = {}
+
+    def visit(block, loop, depth):
+        for stmt in block:
+            places[id(stmt)] = (block, loop)
+            if isinstance(stmt, gast.If):
+                visit(stmt.body, loop, depth)
+                visit(stmt.orelse, loop, depth)
+            elif isinstance(stmt, (gast.For, gast.While)):
+                outermost = stmt if depth == 0 and isinstance(stmt, gast.For) else None
+                visit(stmt.body, outermost if depth == 0 else None, depth + 1)
+    visit(forward, None, 0)
+    return places
+
+
+def _bounds(loop):
+    args = loop.iter.args
+    if len(args) == 1:
+        return [const(0), copy.deepcopy(args[0]), const(1)]
+    return [copy.deepcopy(a) for a in args] + ([const(1)] if len(args) == 2 else [])
+
+
+def _iteration_index(loop):
+    """The iteration number of a `for` loop without break, as an expression of its variable."""
+    if _breaks(loop):
+        return None
+    start, _, step = _bounds(loop)
+    i = name(loop.target.id)
+    unit = isinstance(step, gast.Constant) and step.value == 1
+    if isinstance(start, gast.Constant) and start.value == 0 and unit:
+        return i
+    shifted = gast.BinOp(left=i, op=gast.Sub(), right=start)
+    return shifted if unit else gast.BinOp(left=shifted, op=gast.FloorDiv(), right=step)
+
+
+def _insert(body, target, new):
+    for block in blocks(body):
+        for k, stmt in enumerate(block):
+            if stmt is target:
+                block.insert(k, gast.copy_location(new, target))
+                return
+    raise AssertionError("statement to record before is not in the forward sweep")
+
+
+def _remove(body, target):
+    for block in blocks(body):
+        for k, stmt in enumerate(block):
+            if stmt is target:
+                del block[k]
+                return
 
 
 def _drop_final_restores(backward: list) -> None:

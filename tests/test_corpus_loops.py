@@ -514,6 +514,14 @@ def builtin_max_running(x):
     return s
 
 
+def int_initialised_recurrence(x, n):
+    # `s` starts as an int and becomes a float: its preallocated tape must hold floats.
+    s = 0
+    for i in range(n):
+        s = s * x + np.sin(s) + 1
+    return s
+
+
 def horner(coeffs, t):
     r = 0.0
     for c in coeffs:
@@ -795,6 +803,7 @@ _ALIAS_LIMITATION = (
 
 
 CASES = [
+    _case(int_initialised_recurrence, lambda: (0.7, 6)),
     # for over range(...)
     _case(range_start_stop_step, lambda: (_rng(1).normal(size=10), 1, 9, 3)),
     _case(range_len_weighted, lambda: (_rng(2).normal(size=7),)),
