@@ -1,18 +1,32 @@
 """Pass 9, tape: record in the forward sweep exactly what the backward sweep reads.
 
 The reverse pass undoes every assignment to a reassigned name, every write
-into an array and every `append`. A value only needs recording when the
-backward sweep reads it, so this pass keeps an undo step only for names the
-(optimized) backward sweep reads, and records them in the forward sweep:
+into an array and every `append`. A value needs recording only when the
+backward sweep reads the name at a point where one of its undo steps may
+already have run (a read of the final value needs nothing). Kept undo steps
+become recordings in the forward sweep:
 
-    x = ...;  _tape_x.append(x)          after each assignment to x
-    _tape_y_at1.append(snapshot(y[i]))   before the write y[i] = ... (a tape per site)
-    (nothing for hs.append(v): the list itself holds the values)
+- A name bound before each of its reassignments (a parameter, or a name
+  first assigned at the top of the function: loop-carried values) records,
+  per assignment site, the value about to be overwritten, and the backward
+  sweep takes it back right after undoing that site. Inside an outermost
+  `for` loop without `break` the trip count is known on entry, so the tape is
+  an array preallocated by trip count (the loop is recast):
+      _tape_y = tape_array(y, trip_count(0, n, 1))    before the loop
+      _tape_y[i] = y;  y = ...                         forward
+      y = _tape_y[i]                                   backward
+  elsewhere it is a stack: `_tape_y.append(y)` ... `y = _tape_y.pop()`.
+- Any other name (a temporary assigned afresh in each iteration) is pushed
+  after each assignment, `_tape_t.append(t)`, and `t = restore(_tape_t, t)`
+  pops it and takes back the previous one.
+- A write `y[i] = ...` pushes the element it overwrites on the site's tape:
+  `_tape_y_at1.append(snapshot(y[i]))`; `hs.append(v)` needs nothing: the
+  list itself holds the values.
+- Cheap temporaries (`_t3 = i + 1`) are recomputed where the backward sweep
+  reads them instead of being recorded (`rematerialize`).
 
 A backward read that only needs a value's type and shape (`zeros_like(v)`,
-the shape argument of `unbroadcast` and `fill_like`) does not count.
-Tapes are growable lists created empty at the top of the function; `restore`
-pops the newest value and returns the one before it.
+`seed(v)`, the shape argument of `unbroadcast` and `fill_like`) does not count.
 """
 from __future__ import annotations
 
@@ -173,7 +187,21 @@ def record(rev: Reversed) -> Reversed:
               if t not in preallocated]
     header += [gast.Expr(value=method(f"_tape_{v}", "append", name(v))) for v in inputs]
     rev.forward = header + rev.forward
+    _keep_output_only_if_restored(rev)
     return rev
+
+
+def _keep_output_only_if_restored(rev: Reversed) -> None:
+    """`_out = v` saves the result from the backward sweep's undo steps; drop it if none."""
+    result = rev.norm.result
+    if not (isinstance(rev.output, gast.Name) and rev.output.id == "_out"):
+        return
+    if any(written(s) == result.id for b in blocks(rev.backward) for s in b):
+        return  # the backward sweep assigns it
+    rev.forward = [s for s in rev.forward if not (
+        isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+        and s.targets[0].id == "_out")]
+    rev.output = result
 
 
 def _defined_first(forward: list, inputs) -> dict:
