@@ -111,25 +111,25 @@ def simple_statements(body, depth=0):
             yield stmt, depth
 
 
+def _reachable(start, edges) -> set[str]:
+    """Names reachable from `start` along `edges` (pairs source -> target)."""
+    successors: dict[str, list[str]] = {}
+    for source, target in edges:
+        successors.setdefault(source, []).append(target)
+    seen, todo = set(start), list(start)
+    while todo:
+        for target in successors.get(todo.pop(), []):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
 def analyze(norm: Normalized, wrt: list[str]) -> Activity:
     stmts = list(simple_statements(norm.body))
-    defs = [(d, deps) for stmt, _ in stmts for d, deps in definitions(stmt, norm)]
-    varied = set(wrt)
-    changed = True
-    while changed:
-        changed = False
-        for name, deps in defs:
-            if name not in varied and varied.intersection(deps):
-                varied.add(name)
-                changed = True
-    useful = set(names_in(norm.result))
-    changed = True
-    while changed:
-        changed = False
-        for name, deps in defs:
-            if name in useful and not useful.issuperset(deps):
-                useful.update(deps)
-                changed = True
+    edges = [(dep, d) for stmt, _ in stmts for d, deps in definitions(stmt, norm) for dep in deps]
+    varied = _reachable(wrt, edges)  # depends on wrt
+    useful = _reachable(names_in(norm.result), [(d, dep) for dep, d in edges])  # reaches result
     return Activity(frozenset(varied & useful), frozenset(_reassigned(norm, stmts)))
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "autograd_grad",
     "assert_close",
     "check_gradient",
+    "check_corpus",
 ]
 
 
@@ -388,3 +389,14 @@ def check_gradient(f, args, wrt=0, jit=True, *, rtol=1e-5, atol=1e-7,
         f"{name}: value_and_grad value {value!r} != f(*args) {reference!r}")
     assert_close(vgrad, grad, rtol=1e-12, atol=1e-14, what=f"{name}: value_and_grad grads vs grad")
     return grad
+
+
+def check_corpus(cases, namespace, minimum):
+    """A corpus has at least `minimum` distinct functions, each defined in its own module."""
+    funcs = [case.values[0] for case in cases]
+    names = [f.__name__ for f in funcs]
+    assert len(cases) >= minimum
+    assert len(set(names)) == len(names), "duplicate function names in CASES"
+    assert len({id(f) for f in funcs}) == len(funcs), "a function appears twice in CASES"
+    for f in funcs:
+        assert f.__module__ == namespace["__name__"] and namespace[f.__name__] is f

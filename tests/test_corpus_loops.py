@@ -29,7 +29,7 @@ import inspect
 import numpy as np
 import pytest
 
-from gradcheck import check_gradient
+from gradcheck import check_corpus, check_gradient
 
 # Module-level constants read by some of the functions.
 THRESHOLD = 2.5
@@ -934,13 +934,7 @@ def test_gradient(func, make_args, wrt, jit):
 
 
 def test_corpus_size_and_distinct_names():
-    funcs = [case.values[0] for case in CASES]
-    names = [f.__name__ for f in funcs]
-    assert len(CASES) >= 40
-    assert len(set(names)) == len(names), "duplicate function names in CASES"
-    assert len({id(f) for f in funcs}) == len(funcs), "a function appears twice in CASES"
-    for f in funcs:
-        assert f.__module__ == __name__ and globals()[f.__name__] is f
+    check_corpus(CASES, globals(), minimum=40)
 
 
 _CONTROL_FLOW = (ast.For, ast.While, ast.If, ast.IfExp, ast.BoolOp)
