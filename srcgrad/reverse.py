@@ -95,6 +95,13 @@ def tape(var: str) -> str:
     return f"_tape_{var}"
 
 
+def line_comment(parsed, stmt, prefix: str = ""):
+    """`# <prefix><the user's line>   (file.py:12)` for the line `stmt` came from."""
+    loc = parsed.loc(stmt)
+    text = f"{prefix}{loc.text.strip()}   ({os.path.basename(loc.filename)}:{loc.lineno})"
+    return comment(text, loc.lineno)
+
+
 def with_comments(stmts, parsed, prefix: str) -> list:
     """`stmts` with a comment before each run that came from one user line (recursively)."""
     result, last = [], None
@@ -102,9 +109,7 @@ def with_comments(stmts, parsed, prefix: str) -> list:
         line = getattr(stmt, "lineno", None)
         if line is not None and line != last:
             last = line
-            loc = parsed.loc(stmt)
-            text = f"{prefix}{loc.text.strip()}   ({os.path.basename(loc.filename)}:{loc.lineno})"
-            result.append(comment(text, loc.lineno))
+            result.append(line_comment(parsed, stmt, prefix))
         for field in ("body", "orelse"):
             if isinstance(stmt, (gast.If, gast.For, gast.While)) and getattr(stmt, field):
                 setattr(stmt, field, with_comments(getattr(stmt, field), parsed, prefix))
@@ -164,9 +169,7 @@ class _Reverser:
             produced = self.statement(stmt)
             if produced and line is not None and line != last:
                 last = line
-                loc = self.parsed.loc(stmt)
-                out.append(comment(f"grad of: {loc.text.strip()}   "
-                                   f"({os.path.basename(loc.filename)}:{loc.lineno})", loc.lineno))
+                out.append(line_comment(self.parsed, stmt, "grad of: "))
             out.extend(produced)
         return out
 
@@ -238,7 +241,7 @@ class _Reverser:
         args = stmt.iter.args
         start, stop, step = (const(0), args[0], const(1)) if len(args) == 1 else (
             args[0], args[1], args[2] if len(args) > 2 else const(1))
-        counter = self.counter_for(stmt) if _breaks(stmt) else None
+        counter = self.counter_for(stmt) if ends_early(stmt) else None
         unit = isinstance(step, gast.Constant) and step.value == 1
         if counter is not None:
             last = binop(start, gast.Add(), binop(name(counter), gast.Sub(), const(1)) if unit else
@@ -326,7 +329,7 @@ class _Reverser:
         return out
 
 
-def _breaks(loop) -> bool:
+def ends_early(loop) -> bool:
     """Whether the loop can end early: desugar puts `if _brkK: break` last in its body."""
     last = loop.body[-1] if loop.body else None
     return isinstance(last, gast.If) and any(isinstance(s, gast.Break) for s in last.body)
@@ -391,9 +394,9 @@ def reverse(norm: Normalized, activity: Activity, wrt: list[str]) -> Reversed:
         if w not in activity.active:
             backward.append(assign(adj(w), call("zeros_like", name(w))))
     for loop, counter in rev.counted:  # counters start at zero before their loop
-        _insert_before(forward, loop, assign(counter, const(0)))
+        insert_before(forward, loop, assign(counter, const(0)))
         if rev.depth_of(loop) > 0:
-            _insert_after(forward, loop, gast.Expr(value=method(tape(counter), "append",
+            insert_after(forward, loop, gast.Expr(value=method(tape(counter), "append",
                                                                  name(counter))))
     forward = with_comments(forward, norm.resolved.parsed, "")
     output = norm.result
@@ -412,14 +415,20 @@ def _find(body, target):
             found = _find(getattr(stmt, field, []) or [], target)
             if found:
                 return found
-    return None
+    raise AssertionError("statement not found in the generated code")
 
 
-def _insert_before(body, target, new):
+def insert_before(body, target, new):
+    """Insert `new` just before statement `target`, wherever it is nested in `body`."""
     block, k = _find(body, target)
     block.insert(k, gast.copy_location(new, target))
 
 
-def _insert_after(body, target, new):
+def insert_after(body, target, new):
     block, k = _find(body, target)
     block.insert(k + 1, gast.copy_location(new, target))
+
+
+def remove(body, target):
+    block, k = _find(body, target)
+    del block[k]

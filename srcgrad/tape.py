@@ -37,7 +37,8 @@ import itertools
 import re
 
 from .optimize import blocks, drop_empty, written
-from .reverse import Reversed, _breaks, assign, call, const, method, name
+from .reverse import (Reversed, assign, call, const, ends_early, insert_before, method, name,
+                      remove)
 
 _TEMP = re.compile(r"^_t\d+$")
 # Helpers whose argument at this position is only used for its type and shape.
@@ -251,16 +252,16 @@ def _record_before(rev: Reversed, restores: list) -> list:
             if index is not None:
                 undo.value = gast.Subscript(value=name(tape), slice=index, ctx=gast.Load())
                 size = call("trip_count", *_bounds(loop))
-                _insert(rev.forward, loop, assign(tape, call("tape_array", name(var), size)))
+                insert_before(rev.forward, loop, assign(tape, call("tape_array", name(var), size)))
                 slot = gast.Subscript(value=name(tape), slice=copy.deepcopy(index),
                                       ctx=gast.Store())
-                _insert(block, site, assign(slot, name(var)))
+                insert_before(block, site, assign(slot, name(var)))
             else:
                 undo.value = method(tape, "pop")
-                _insert(block, site, gast.Expr(value=method(tape, "append", name(var))))
+                insert_before(block, site, gast.Expr(value=method(tape, "append", name(var))))
         for undo in undos:
             if rev.restore_sites[id(undo)] is first[var]:
-                _remove(rev.backward, undo)
+                remove(rev.backward, undo)
         converted += undos
     return converted
 
@@ -291,7 +292,7 @@ def _bounds(loop):
 
 def _iteration_index(loop):
     """The iteration number of a `for` loop without break, as an expression of its variable."""
-    if _breaks(loop):
+    if ends_early(loop):
         return None
     start, _, step = _bounds(loop)
     i = name(loop.target.id)
@@ -300,23 +301,6 @@ def _iteration_index(loop):
         return i
     shifted = gast.BinOp(left=i, op=gast.Sub(), right=start)
     return shifted if unit else gast.BinOp(left=shifted, op=gast.FloorDiv(), right=step)
-
-
-def _insert(body, target, new):
-    for block in blocks(body):
-        for k, stmt in enumerate(block):
-            if stmt is target:
-                block.insert(k, gast.copy_location(new, target))
-                return
-    raise AssertionError("statement to record before is not in the forward sweep")
-
-
-def _remove(body, target):
-    for block in blocks(body):
-        for k, stmt in enumerate(block):
-            if stmt is target:
-                del block[k]
-                return
 
 
 def _drop_final_restores(backward: list) -> None:
