@@ -407,15 +407,22 @@ def reverse(norm: Normalized, activity: Activity, wrt: list[str]) -> Reversed:
                     rev.restore_sites)
 
 
-def _find(body, target):
+def _search(body, target):
     for k, stmt in enumerate(body):
         if stmt is target:
             return body, k
         for field in ("body", "orelse"):
-            found = _find(getattr(stmt, field, []) or [], target)
+            found = _search(getattr(stmt, field, []) or [], target)
             if found:
                 return found
-    raise AssertionError("statement not found in the generated code")
+    return None
+
+
+def _find(body, target):
+    found = _search(body, target)
+    if found is None:
+        raise AssertionError("statement not found in the generated code")
+    return found
 
 
 def insert_before(body, target, new):
