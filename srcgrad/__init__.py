@@ -7,11 +7,12 @@ cache, and compiles it with numba. See README.md.
 __version__ = "0.1.0"
 
 from .api import GradFunction, grad, show, value_and_grad  # noqa: E402
+from .rules.custom import defvjp  # noqa: E402
 from .errors import (  # noqa: E402
     MissingRuleError, NonScalarOutputError, SourceUnavailableError, SrcgradError,
     SrcgradSyntaxError, SrcgradWarning,
 )
 
-__all__ = ["grad", "value_and_grad", "show", "GradFunction", "SrcgradError",
+__all__ = ["grad", "value_and_grad", "show", "defvjp", "GradFunction", "SrcgradError",
            "SrcgradSyntaxError", "MissingRuleError", "NonScalarOutputError",
            "SourceUnavailableError", "SrcgradWarning"]

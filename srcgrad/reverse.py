@@ -317,7 +317,8 @@ class _Reverser:
         if rule is None:
             raise _missing_rule(self.norm, value, stmt)
         try:
-            stmts, cotangents = instantiate(rule, g, name(target), args, keywords, self.fresh)
+            stmts, cotangents = instantiate(rule, g, name(target), args, keywords, self.fresh,
+                                            self.norm.resolved.namespace)
         except TypeError as exc:
             raise MissingRuleError(
                 f"srcgrad's derivative rule for {rule.name} does not support this call: {exc} "
@@ -325,6 +326,11 @@ class _Reverser:
         out = list(stmts)
         for arg, cotangent in cotangents:
             if isinstance(arg, gast.Name) and arg.id in self.active:
+                if rule.custom:
+                    loc = self.parsed.loc(stmt)
+                    message = (f"{loc}: the custom rule {rule.vjp.__qualname__} for {rule.name} "
+                               f"returned a cotangent for {arg.id!r} with the wrong shape")
+                    cotangent = call("check_cotangent", cotangent, name(arg.id), const(message))
                 out.append(self.accumulate(arg.id, cotangent))
         return out
 
@@ -354,7 +360,8 @@ def _missing_rule(norm: Normalized, value, stmt) -> MissingRuleError:
         hint = " It is a Python function: calls into user functions are not differentiated yet."
     return MissingRuleError(
         f"srcgrad has no derivative rule for {spelled} ({what}), and a differentiable value "
-        f"flows through it.{hint}", norm.resolved.parsed.loc(stmt))
+        f"flows through it.{hint} Give it one with @srcgrad.defvjp({spelled.split('.')[-1]}).",
+        norm.resolved.parsed.loc(stmt))
 
 
 def _loop_depths(body, depth=0, out=None) -> dict[int, int]:

@@ -17,7 +17,7 @@ from numba.extending import overload
 
 from .errors import SrcgradError
 
-__all__ = ["forbid_array_alias", "snapshot", "restore", "range_last", "tape_array", "trip_count", "seed", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
+__all__ = ["check_cotangent", "forbid_array_alias", "snapshot", "restore", "range_last", "tape_array", "trip_count", "seed", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
            "select", "log_or_zero", "matmul_lhs_grad", "matmul_rhs_grad"]
 
 
@@ -44,6 +44,34 @@ def _forbid_array_alias(z, message):
             raise SrcgradError(text)
         return impl
     return lambda z, message: None
+
+
+# --- check_cotangent: a custom rule's cotangent must have its argument's shape ----------
+
+def check_cotangent(ct, x, message):
+    if np.shape(ct) != np.shape(x):
+        raise SrcgradError(f"{message}: got shape {np.shape(ct)}, expected {np.shape(x)}")
+    return ct
+
+
+@overload(check_cotangent)
+def _check_cotangent(ct, x, message):
+    if not isinstance(message, types.StringLiteral):
+        return lambda ct, x, message: literally(message)
+    text = message.literal_value
+    ct_array, x_array = isinstance(ct, types.Array), isinstance(x, types.Array)
+    if not ct_array and not x_array:
+        return lambda ct, x, message: ct
+    if ct_array != x_array or ct.ndim != x.ndim:
+        def impl(ct, x, message):
+            raise SrcgradError(text + ": its rank differs from the argument's")
+        return impl
+
+    def impl(ct, x, message):
+        if ct.shape != x.shape:
+            raise SrcgradError(text + ": its shape differs from the argument's")
+        return ct
+    return impl
 
 
 # --- snapshot: a value that later writes into its array cannot change ----------------

@@ -8,19 +8,78 @@ registry sweep tests directly.
 """
 from __future__ import annotations
 
+import builtins
 import copy
 import functools
 import inspect
+import math
 import textwrap
 
 import gast
+import numpy as np
+from numba.extending import register_jitable
 
+from . import runtime
 from .rules import Rule
 
 
 @functools.lru_cache(maxsize=None)
 def _rule_tree(vjp) -> gast.FunctionDef:
     return gast.parse(textwrap.dedent(inspect.getsource(vjp))).body[0]
+
+
+@functools.lru_cache(maxsize=None)
+def free_names(vjp) -> tuple:
+    """((name in the rule, name in generated code, object to inject or None), ...).
+
+    Rule bodies run inside generated modules, which import `np`, `math` and the
+    runtime helpers. Any other global a rule uses (a custom rule's own helper,
+    a module under another alias) is injected under a reserved name.
+    """
+    tree = _rule_tree(vjp)
+    params = {a.id for a in tree.args.args + tree.args.posonlyargs + tree.args.kwonlyargs}
+    stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+              and isinstance(n.ctx, gast.Store)}
+    loaded = sorted({n.id for stmt in tree.body for n in gast.walk(stmt)
+                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)})
+    found = []
+    for name in loaded:
+        if name in params or name in stored:
+            continue
+        value = _lookup(vjp, name)
+        if value is np:
+            found.append((name, "np", None))
+        elif value is math:
+            found.append((name, "math", None))
+        elif name in runtime.__all__ and value is getattr(runtime, name):
+            found.append((name, name, None))
+        elif getattr(builtins, name, None) is value:
+            found.append((name, name, None))
+        else:
+            found.append((name, f"_sg_{vjp.__name__}_{name}", _jitable(value)))
+    return tuple(found)
+
+
+_JITABLE: set[int] = set()
+
+
+def _jitable(value):
+    """A plain Python helper a rule calls, made callable from numba code too."""
+    if inspect.isfunction(value) and id(value) not in _JITABLE:
+        register_jitable(value)  # still a plain function when called from Python
+        _JITABLE.add(id(value))
+    return value
+
+
+def _lookup(func, name):
+    code = func.__code__
+    if name in code.co_freevars and func.__closure__:
+        return func.__closure__[code.co_freevars.index(name)].cell_contents
+    if name in func.__globals__:
+        return func.__globals__[name]
+    if hasattr(builtins, name):
+        return getattr(builtins, name)
+    raise NameError(f"the derivative rule {func.__qualname__} uses {name!r}, which is not defined")
 
 
 def differentiable_params(vjp) -> list[str]:
@@ -43,10 +102,11 @@ class _Substitute(gast.NodeTransformer):
         return new
 
 
-def instantiate(rule: Rule, g, ans, args: list, keywords: dict, fresh):
-    """(statements, {atom passed for a differentiable parameter: its cotangent expression}).
+def instantiate(rule: Rule, g, ans, args: list, keywords: dict, fresh, namespace: dict):
+    """(statements, [(atom passed for a differentiable parameter, its cotangent expression)]).
 
     Arguments may be passed by position or keyword, as the primal allows.
+    Globals the rule needs are added to `namespace` (the generated module's).
     Raises TypeError when the call's arguments do not fit the rule's signature.
     """
     sig = inspect.signature(rule.vjp)
@@ -57,6 +117,15 @@ def instantiate(rule: Rule, g, ans, args: list, keywords: dict, fresh):
                       else gast.Constant(value=value, kind=None))
                for name, value in passed.items()}
     tree = _rule_tree(rule.vjp)
+    for name, spelled, value in free_names(rule.vjp):
+        if spelled != name:
+            mapping[name] = gast.Name(id=spelled, ctx=gast.Load(), annotation=None,
+                                      type_comment=None)
+        if value is not None:
+            if namespace.get(spelled, value) is not value:
+                raise TypeError(f"two derivative rules named {rule.vjp.__name__} use different "
+                                f"objects called {name!r}; rename one of the rules")
+            namespace[spelled] = value
     *body, ret = tree.body
     for stmt in body:
         for node in gast.walk(stmt):

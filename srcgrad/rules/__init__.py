@@ -38,6 +38,7 @@ class Rule:
     domain: tuple[float, float] = (-2.0, 2.0)  # where the sweep samples arguments
     shapes: tuple = UNARY  # argument shapes the sweep tries
     sample: Callable | None = field(default=None, compare=False)  # rng -> args, overrides both
+    custom: bool = False  # registered by srcgrad.defvjp: its cotangents' shapes are checked
 
 
 REGISTRY: dict[Any, Rule] = {}
