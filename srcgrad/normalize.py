@@ -108,6 +108,7 @@ class _Normalizer:
         self.blocks: list[list] = [[]]
         self.where = None  # the user statement being normalized
         self.copied_from: dict[str, str] = {}  # y -> x after `y = x` (they share memory)
+        self.lists: set[str] = set()  # SSA names bound to a list display
 
     def fail(self, node, what, hint):
         raise SrcgradSyntaxError(f"srcgrad cannot differentiate {self.parsed.func.__qualname__}: "
@@ -172,15 +173,16 @@ class _Normalizer:
     def operation(self, node):
         """`node` with every operand replaced by an atom (one operation left)."""
         if isinstance(node, gast.BinOp):
-            return gast.BinOp(left=self.atom(node.left), op=node.op, right=self.atom(node.right))
+            return gast.BinOp(left=self.value(node.left), op=node.op, right=self.value(node.right))
         if isinstance(node, gast.UnaryOp):
-            return gast.UnaryOp(op=node.op, operand=self.atom(node.operand))
+            return gast.UnaryOp(op=node.op, operand=self.value(node.operand))
         if isinstance(node, gast.Compare):
-            return gast.Compare(left=self.atom(node.left), ops=node.ops,
-                                comparators=[self.atom(node.comparators[0])])
+            return gast.Compare(left=self.value(node.left), ops=node.ops,
+                                comparators=[self.value(node.comparators[0])])
         if isinstance(node, gast.Call):
-            return gast.Call(func=node.func, args=[self.atom(a) for a in node.args],
-                             keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value))
+            use = self.atom if _dotted(node.func) == "len" else self.value
+            return gast.Call(func=node.func, args=[use(a) for a in node.args],
+                             keywords=[gast.keyword(arg=k.arg, value=self.value(k.value))
                                        for k in node.keywords])
         if isinstance(node, gast.Attribute):
             return gast.Attribute(value=self.atom(node.value), attr=node.attr, ctx=gast.Load())
@@ -188,10 +190,22 @@ class _Normalizer:
             return gast.Subscript(value=self.atom(node.value), slice=self.index(node.slice),
                                   ctx=gast.Load())
         if isinstance(node, (gast.Tuple, gast.List)):
-            return type(node)(elts=[self.atom(e) for e in node.elts], ctx=gast.Load())
+            return type(node)(elts=[self.value(e) for e in node.elts], ctx=gast.Load())
         if isinstance(node, (gast.IfExp, gast.BoolOp)):
             return self.atom(node)
         raise AssertionError(f"check() let {type(node).__name__} through")
+
+    def value(self, node):
+        """An atom used as a value: a list may only be indexed, appended to, iterated, len()-ed.
+
+        (Adjoints of lists are lists; `+` on them would concatenate.)
+        """
+        atom = self.atom(node)
+        if isinstance(atom, gast.Name) and atom.id in self.lists:
+            self.fail(self.where, f"using the list {atom.id!r} as a value",
+                      "index it, append to it, iterate over it or take len(); for arithmetic "
+                      "build an array instead")
+        return atom
 
     def index(self, node):
         if isinstance(node, gast.Slice):
@@ -349,7 +363,11 @@ class _Normalizer:
             elif not simple and target.id in self.unversioned and target.id in _reads(resolved):
                 # `s = s * x` in a loop: the backward sweep needs the old s and the new one
                 resolved = self._store(resolved, None)
-            self.assign(self.define(target.id), resolved)
+            if simple:
+                resolved = self.value(resolved)  # `ys = hs` would give the list two names
+            ssa = self.define(target.id)
+            self.assign(ssa, resolved)
+            (self.lists.add if isinstance(value, gast.List) else self.lists.discard)(ssa)
             return
         # Tuple target: evaluate the whole right-hand side before binding any name.
         if isinstance(value, gast.Tuple) and len(value.elts) == len(target.elts):

@@ -828,3 +828,25 @@ def test_value_and_grad_returns_value_and_gradient():
     value3, g3 = deco_value(x)
     assert value3 == pytest.approx(9.0)
     assert_close(g3, 3.0 * x ** 2)
+
+
+def list_second_name(x):
+    hs = [x, 2.0 * x]
+    ys = hs  # MARK:list-second-name
+    return ys[0] * hs[1]
+
+
+def list_arithmetic(x):
+    hs = [x]
+    hs.append(x * 3.0)
+    return hs + [x]  # MARK:list-arithmetic
+
+
+@pytest.mark.parametrize("func, marker", [(list_second_name, "list-second-name"),
+                                          (list_arithmetic, "list-arithmetic")])
+def test_lists_are_only_indexed_appended_or_iterated(func, marker):
+    # An adjoint of a list is a list: `+` on it would concatenate, a silent wrong gradient.
+    with pytest.raises(srcgrad.SrcgradSyntaxError) as info:
+        srcgrad.grad(func, jit=False)
+    assert "using the list 'hs' as a value" in str(info.value)
+    assert info.value.lineno == marked_line(marker)
