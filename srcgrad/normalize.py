@@ -46,7 +46,7 @@ from .runtime import snapshot
 _SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
            gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//"}
 # Calls whose result may share memory with an argument (a view).
-_VIEWS = ("np.transpose", "np.reshape", "np.ravel")
+_VIEWS = ("np.transpose", "np.reshape", "np.ravel", "np.swapaxes", "np.expand_dims", "np.squeeze")
 
 
 @dataclass

@@ -29,6 +29,8 @@ from .rules import DATA_ATTRIBUTES, METHODS, spelling
 
 _ROOTS = {id(np): "np", id(math): "math"}
 _DATA = (int, float, complex, bool, np.generic, np.ndarray)
+# Array methods that also take their shape or axes as separate arguments.
+_SHAPE_AS_ARGS = ("reshape", "transpose")
 
 
 @dataclass
@@ -161,7 +163,11 @@ class _Resolver(gast.NodeTransformer):
             if func.attr not in METHODS:
                 self.fail(node, f"the method call .{func.attr}() is not supported", syntax=True)
             method = METHODS[func.attr]
-            args = [self.visit(func.value)] + [self.visit(a) for a in node.args]
+            rest = [self.visit(a) for a in node.args]
+            if func.attr in _SHAPE_AS_ARGS and len(rest) > 1:
+                # x.reshape(3, 4) means np.reshape(x, (3, 4)); x.transpose(1, 0) likewise
+                rest = [gast.copy_location(gast.Tuple(elts=rest, ctx=gast.Load()), node)]
+            args = [self.visit(func.value)] + rest
             return self._call(spelling(method), method, args,
                               [self.visit(k) for k in node.keywords], node)
         if static is None:

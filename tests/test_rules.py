@@ -81,7 +81,10 @@ def _sweep_params():
     params = []
     for label, rule in _differentiable_entries():
         if rule.sample is not None:
-            params.append(pytest.param(rule, None, id=f"{label}-sample"))
+            samples = rule.sample if isinstance(rule.sample, tuple) else (rule.sample,)
+            for k, sample in enumerate(samples):
+                suffix = getattr(sample, "__name__", str(k)).strip("_")
+                params.append(pytest.param(rule, sample, id=f"{label}-sample-{suffix}"))
             continue
         shapes = rule.shapes
         if _scalar_only(rule.primal):
@@ -120,7 +123,7 @@ def _copy(x):
 def test_rule_matches_finite_differences(rule, shapes, request):
     rng = np.random.default_rng(zlib.crc32(request.node.callspec.id.encode()))
     if rule.sample is not None:
-        args = list(rule.sample(rng))
+        args = list(shapes(rng))  # a sample callable (see _sweep_params)
     else:
         lo, hi = rule.domain
         args = [_draw(rng, s, lo, hi) for s in shapes]

@@ -37,7 +37,8 @@ class Rule:
     vjp: Callable | None  # None: the result carries no gradient
     domain: tuple[float, float] = (-2.0, 2.0)  # where the sweep samples arguments
     shapes: tuple = UNARY  # argument shapes the sweep tries
-    sample: Callable | None = field(default=None, compare=False)  # rng -> args, overrides both
+    # rng -> args, or a tuple of such callables (one sweep case each); overrides both
+    sample: Callable | tuple | None = field(default=None, compare=False)
     custom: bool = False  # registered by srcgrad.defvjp: its cotangents' shapes are checked
 
 
@@ -116,4 +117,4 @@ def fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-from . import arith, numpy_ufuncs, reductions, linalg  # noqa: E402,F401  (they register)
+from . import arith, numpy_ufuncs, reductions, linalg, shapes  # noqa: E402,F401  (they register)

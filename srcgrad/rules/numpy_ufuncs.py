@@ -3,8 +3,8 @@ import math
 
 import numpy as np
 
-from ..runtime import select, unbroadcast
-from . import defnondiff, defrule
+from ..runtime import cumsum_grad, inside, select, unbroadcast
+from . import BINARY, METHODS, defnondiff, defrule
 
 
 @defrule(np.sin, math.sin)
@@ -128,3 +128,66 @@ defnondiff(
     np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.full,
     np.full_like, np.arange, np.linspace, np.eye, np.identity,
 )
+
+
+# --- cumulative sums, clipping, and two-argument functions ------------------------------
+
+def _cumsum_flat(rng):
+    return (rng.uniform(-2.0, 2.0, size=(2, 3)),)
+
+
+def _cumsum_axis0(rng):
+    return rng.uniform(-2.0, 2.0, size=(3, 4)), 0
+
+
+def _cumsum_axis_neg(rng):
+    return rng.uniform(-2.0, 2.0, size=(2, 3, 4)), -2
+
+
+def _cumsum_scalar(rng):
+    return (float(rng.uniform(-2.0, 2.0)),)
+
+
+@defrule(np.cumsum, sample=(_cumsum_scalar, _cumsum_flat, _cumsum_axis0, _cumsum_axis_neg))
+def cumsum(g, ans, a, axis=None):
+    return cumsum_grad(g, a, axis)
+
+
+def _clip_scalar_bounds(rng):
+    return rng.uniform(-2.0, 2.0, size=(3, 4)), -0.7, 0.9
+
+
+def _clip_array_bounds(rng):
+    return (rng.uniform(-2.0, 2.0, size=(3, 4)), rng.uniform(-1.5, -0.5, size=(3, 1)),
+            rng.uniform(0.5, 1.5, size=(4,)))
+
+
+def _clip_scalars(rng):
+    return float(rng.uniform(-2.0, 2.0)), -0.5, 0.5
+
+
+@defrule(np.clip, sample=(_clip_scalar_bounds, _clip_array_bounds, _clip_scalars))
+def clip(g, ans, a, a_min, a_max):
+    # the argument where it lies strictly between the bounds, a bound where it is clipped to it
+    return (unbroadcast(g * inside(a, a_min, a_max), a),
+            unbroadcast(g * (1.0 - inside(a, a_min, None)), a_min),
+            unbroadcast(g * (1.0 - inside(a, None, a_max)), a_max))
+
+
+@defrule(np.logaddexp, shapes=BINARY)
+def logaddexp(g, ans, x1, x2):
+    return unbroadcast(g * np.exp(x1 - ans), x1), unbroadcast(g * np.exp(x2 - ans), x2)
+
+
+@defrule(np.hypot, math.hypot, domain=(0.3, 2.0), shapes=BINARY)
+def hypot(g, ans, x1, x2):
+    return unbroadcast(g * x1 / ans, x1), unbroadcast(g * x2 / ans, x2)
+
+
+@defrule(np.arctan2, math.atan2, domain=(0.3, 2.0), shapes=BINARY)
+def arctan2(g, ans, x1, x2):
+    r2 = x1 * x1 + x2 * x2
+    return unbroadcast(g * x2 / r2, x1), unbroadcast(-g * x1 / r2, x2)
+
+
+METHODS.update({"cumsum": np.cumsum, "clip": np.clip})

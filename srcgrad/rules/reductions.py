@@ -1,33 +1,64 @@
-"""Rules for whole-array reductions (sum, mean, max, min, prod).
+"""Rules for reductions (sum, mean, max, min, prod), whole-array or along one axis.
 
 Parameters carry NumPy's names, so calls such as np.sum(a=x) bind the same way.
+`axis` (None or an int, negative allowed) and the keyword-only `keepdims`
+(keyword-only as in NumPy, whose third positional parameter is dtype or out) are options: the
+cotangent is put back to `a`'s shape by `expand_to`, which re-inserts the
+reduced axis and broadcasts.
 """
 import numpy as np
 
-from ..runtime import extremum_share, fill_like
+from ..runtime import axis_extremum_share, expand_to
 from . import defrule
 
 
-@defrule(np.sum)
-def sum_(g, ans, a):
-    return fill_like(a, g)
+def _whole(rng):
+    return (rng.uniform(0.5, 2.0, size=(2, 3)),)
 
 
-@defrule(np.mean)
-def mean(g, ans, a):
-    return fill_like(a, g / np.size(a))
+def _vector(rng):
+    return (rng.uniform(0.5, 2.0, size=(4,)),)
 
 
-@defrule(np.max, np.amax)
-def max_(g, ans, a):
-    return g * extremum_share(a, ans)
+def _axis0(rng):
+    return rng.uniform(0.5, 2.0, size=(3, 4)), 0
 
 
-@defrule(np.min, np.amin)
-def min_(g, ans, a):
-    return g * extremum_share(a, ans)
+def _axis_neg(rng):
+    return rng.uniform(0.5, 2.0, size=(2, 3, 4)), -1
 
 
-@defrule(np.prod, domain=(0.5, 2.0))
-def prod(g, ans, a):
-    return fill_like(a, g) * ans / a
+def _vector_axis0(rng):
+    return rng.uniform(0.5, 2.0, size=(5,)), 0
+
+
+def _scalar(rng):
+    return (float(rng.uniform(0.5, 2.0)),)
+
+
+REDUCTION_SAMPLES = (_scalar, _vector, _whole, _axis0, _axis_neg, _vector_axis0)
+
+
+@defrule(np.sum, sample=REDUCTION_SAMPLES)
+def sum_(g, ans, a, axis=None, *, keepdims=False):
+    return expand_to(g, a, axis, keepdims)
+
+
+@defrule(np.mean, sample=REDUCTION_SAMPLES)
+def mean(g, ans, a, axis=None, *, keepdims=False):
+    return expand_to(g, a, axis, keepdims) * (np.size(ans) / np.size(a))
+
+
+@defrule(np.max, np.amax, sample=REDUCTION_SAMPLES)
+def max_(g, ans, a, axis=None, *, keepdims=False):
+    return expand_to(g, a, axis, keepdims) * axis_extremum_share(a, ans, axis, keepdims)
+
+
+@defrule(np.min, np.amin, sample=REDUCTION_SAMPLES)
+def min_(g, ans, a, axis=None, *, keepdims=False):
+    return expand_to(g, a, axis, keepdims) * axis_extremum_share(a, ans, axis, keepdims)
+
+
+@defrule(np.prod, sample=REDUCTION_SAMPLES)
+def prod(g, ans, a, axis=None, *, keepdims=False):
+    return expand_to(g * ans, a, axis, keepdims) / a
