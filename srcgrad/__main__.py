@@ -1,4 +1,4 @@
-"""Command line: `python -m srcgrad show path/to/file.py:function [--wrt 0,1]`."""
+"""Command line: `python -m srcgrad show path/to/file.py:function [--wrt 0,1]`, `... rules`."""
 from __future__ import annotations
 
 import argparse
@@ -44,7 +44,12 @@ def main(argv=None) -> int:
     show_cmd.add_argument("--wrt", default="0",
                           help="positions or names to differentiate, e.g. 0,1 or x,y (default 0)")
     show_cmd.add_argument("--mode", default="reverse", help="reverse (default)")
+    commands.add_parser("rules", help="print the table of supported functions (Markdown)")
     args = parser.parse_args(argv)
+    if args.command == "rules":
+        from .rules import table
+        print(table(), end="")
+        return 0
     func = _load_function(args.target)
     try:
         show(func, wrt=_parse_wrt(args.wrt), mode=args.mode)

@@ -35,3 +35,12 @@ def test_show_reports_a_bad_target_clearly():
     assert result.returncode != 0 and "no such file" in result.stderr
     result = run_cli("show", f"{HERE / 'golden_model.py'}:energy", "--wrt", "7")
     assert result.returncode == 1 and "out of range" in result.stderr
+
+
+def test_supported_table_is_generated_from_the_registry():
+    # docs/supported.md must be regenerated (python -m srcgrad rules) whenever a rule changes.
+    from srcgrad.rules import table
+    committed = (HERE.parent / "docs" / "supported.md").read_text()
+    assert committed == table(), "run: python -m srcgrad rules > docs/supported.md"
+    result = run_cli("rules")
+    assert result.returncode == 0 and result.stdout == committed
