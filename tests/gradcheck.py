@@ -26,6 +26,7 @@ __all__ = [
     "assert_close",
     "check_gradient",
     "check_corpus",
+    "away_from_zero",
 ]
 
 
@@ -400,3 +401,10 @@ def check_corpus(cases, namespace, minimum):
     assert len({id(f) for f in funcs}) == len(funcs), "a function appears twice in CASES"
     for f in funcs:
         assert f.__module__ == namespace["__name__"] and namespace[f.__name__] is f
+
+
+def away_from_zero(rng, shape, low=0.2, high=1.5):
+    """Test inputs with |v| in [low, high] and random signs (no kinks at 0 nearby)."""
+    mag = rng.uniform(low, high, size=shape)
+    sign = rng.choice([-1.0, 1.0], size=shape)
+    return mag * sign

@@ -29,7 +29,7 @@ import inspect
 import numpy as np
 import pytest
 
-from gradcheck import check_corpus, check_gradient
+from gradcheck import away_from_zero, check_corpus, check_gradient
 
 # Module-level constants read by some of the functions.
 THRESHOLD = 2.5
@@ -42,13 +42,6 @@ GRID = np.array([0.0, 0.5, 1.25, 2.0, 3.0, 4.5])
 
 def _rng(seed):
     return np.random.default_rng(seed)
-
-
-def _away_from_zero(rng, shape, low=0.2, high=1.5):
-    """Values with |v| in [low, high] and random signs."""
-    mag = rng.uniform(low, high, size=shape)
-    sign = rng.choice([-1.0, 1.0], size=shape)
-    return mag * sign
 
 
 def _distinct(rng, n, low=-2.0, high=2.0):
@@ -828,7 +821,7 @@ CASES = [
     # while
     _case(newton_sqrt, lambda: (2.7,)),
     _case(fixed_point_while, lambda: (0.8,)),
-    _case(while_continue, lambda: (_away_from_zero(_rng(57), 7),)),
+    _case(while_continue, lambda: (away_from_zero(_rng(57), 7),)),
     _case(nested_while_in_for, lambda: (np.array([0.65, 1.1, 0.3, 1.85, 2.4, 0.9]),)),
     _case(while_accumulate_threshold,
           # partial sums of squares: 0.64, 1.13, 1.94, 2.03, 3.47 -> stops after 5
@@ -839,7 +832,7 @@ CASES = [
     _case(piecewise_if_elif_else,
           lambda: (np.array([-1.8, -0.6, -0.2, 0.4, 0.8, 1.5, 2.3]),)),
     _case(scalar_branches, lambda: (1.4, 0.6), (0, 1)),
-    _case(conditional_expression, lambda: (_away_from_zero(_rng(16), 7),)),
+    _case(conditional_expression, lambda: (away_from_zero(_rng(16), 7),)),
     _case(bool_and_or_not,
           lambda: (np.array([0.7, -0.9, 0.3, -0.2, 1.1, -1.3]),
                    np.array([0.4, 0.6, -0.8, -0.1, 1.6, 0.2])),
@@ -855,7 +848,7 @@ CASES = [
     _case(break_on_threshold,
           # partial sums: 0.36, 1.0, 1.49, 3.18 -> breaks at the fourth element
           lambda: (np.array([0.6, -0.8, 0.7, 1.3, 0.9, -0.5]), 2.0)),
-    _case(continue_skip_negative, lambda: (_away_from_zero(_rng(21), 8, 0.3, 2.0),)),
+    _case(continue_skip_negative, lambda: (away_from_zero(_rng(21), 8, 0.3, 2.0),)),
     _case(nested_break_continue,
           lambda: (np.array([[0.5, -0.4, 0.8, 1.5, 0.3],
                              [-1.6, 0.9, 0.7, 0.2, 0.1],
@@ -892,7 +885,7 @@ CASES = [
     _case(row_and_element_writes, lambda: (_rng(32).normal(size=4), 3)),
     _case(empty_fully_written, lambda: (_rng(33).normal(size=5),)),
     _case(ones_like_scaled, lambda: (_rng(34).normal(size=5),)),
-    _case(copy_then_write, lambda: (_away_from_zero(_rng(35), 6),)),
+    _case(copy_then_write, lambda: (away_from_zero(_rng(35), 6),)),
     _case(matrix_fill_2d, lambda: (_rng(36).normal(size=4),)),
     _case(column_and_strided_writes, lambda: (_rng(58).normal(size=5),)),
     _case(element_augmented_ops, lambda: (_rng(59).normal(size=5),)),
@@ -903,7 +896,7 @@ CASES = [
           lambda: (_rng(39).normal(size=(3, 3)) * 0.6, _rng(40).normal(size=3), 4), (0, 1)),
     _case(list_of_arrays_indexed,
           lambda: (_rng(54).normal(size=(3, 3)) * 0.5, _rng(55).normal(size=3), 4), (0, 1)),
-    _case(append_in_branch, lambda: (_away_from_zero(_rng(60), 6),)),
+    _case(append_in_branch, lambda: (away_from_zero(_rng(60), 6),)),
     _case(list_scalars_indexed, lambda: (_rng(41).normal(size=5),)),
     # realistic programs
     _case(heat_equation_steps, lambda: (_rng(42).normal(size=8), 0.2, 5), (0, 1),

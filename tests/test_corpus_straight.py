@@ -22,7 +22,7 @@ import numpy as np
 import numpy as onp
 import pytest
 
-from gradcheck import check_corpus, check_gradient
+from gradcheck import away_from_zero, check_corpus, check_gradient
 
 # Module-level constants read by some of the functions (srcgrad must treat
 # them as constants, not as differentiated inputs).
@@ -39,16 +39,9 @@ def _rng(seed):
     return np.random.default_rng(seed)
 
 
-def _away_from_zero(rng, shape, low=0.2, high=1.5):
-    """Values with |v| in [low, high] and random signs."""
-    mag = rng.uniform(low, high, size=shape)
-    sign = rng.choice([-1.0, 1.0], size=shape)
-    return mag * sign
-
-
 def _with_gap(x, seed):
     """(x, y) with every |x_i - y_i| in [0.2, 1.0], so no ties between them."""
-    return x, x + _away_from_zero(_rng(seed), x.shape, 0.2, 1.0)
+    return x, x + away_from_zero(_rng(seed), x.shape, 0.2, 1.0)
 
 
 def _distinct(rng, n, low=-2.0, high=2.0):
@@ -388,19 +381,19 @@ CASES = [
     _case(exp_log, lambda: (_rng(9).uniform(0.3, 2.5, size=5),)),
     _case(log1p_expm1, lambda: (_rng(10).normal(size=6),)),
     _case(sqrt_square, lambda: (_rng(11).uniform(-1.0, 2.0, size=5),)),
-    _case(abs_sign, lambda: (_away_from_zero(_rng(12), 6),)),
+    _case(abs_sign, lambda: (away_from_zero(_rng(12), 6),)),
     _case(np_power,
           lambda: (_rng(13).uniform(0.5, 2.0, size=4), _rng(14).uniform(-1.0, 1.5, size=4)),
           (0, 1)),
     _case(maximum_minimum,
           lambda: _with_gap(np.array([-1.3, -0.6, 0.1, 0.8, 1.4, 2.1]), 16),
           (0, 1)),
-    _case(leaky_relu_where, lambda: (_away_from_zero(_rng(17), 7),)),
+    _case(leaky_relu_where, lambda: (away_from_zero(_rng(17), 7),)),
     _case(where_two_branches,
           lambda: _with_gap(_rng(18).normal(size=6), 19),
           (0, 1)),
     _case(where_condition_only,
-          lambda: (_rng(20).normal(size=5), _away_from_zero(_rng(21), 5)), (0, 1)),
+          lambda: (_rng(20).normal(size=5), away_from_zero(_rng(21), 5)), (0, 1)),
     _case(division_arrays,
           lambda: (_rng(22).uniform(0.5, 2.0, size=4), _rng(23).uniform(0.5, 2.0, size=4)),
           (0, 1)),
@@ -436,7 +429,7 @@ CASES = [
           lambda: (_rng(53).normal(size=3), 0.2, _rng(54).normal(size=(8, 3)),
                    _rng(55).integers(0, 2, size=8).astype(np.float64)),
           (0, 1)),
-    _case(softplus, lambda: (_away_from_zero(_rng(56), 6, 0.1, 3.0),), "x"),
+    _case(softplus, lambda: (away_from_zero(_rng(56), 6, 0.1, 3.0),), "x"),
     _case(mlp_2layer,
           lambda: (_rng(57).normal(size=(5, 3)) * 0.5, _rng(58).normal(size=5),
                    _rng(59).normal(size=(2, 5)) * 0.5, _rng(60).normal(size=2),
