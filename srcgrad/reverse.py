@@ -395,7 +395,7 @@ def reverse(norm: Normalized, activity: Activity, wrt: list[str]) -> Reversed:
     out_name = _result_name(norm)
     backward = [comment("backward sweep")]
     if out_name in activity.active:
-        backward.append(assign(adj(out_name), call("seed", name(out_name))))
+        backward.append(assign(adj(out_name), call("seed_like", name(out_name))))
     backward += rev.block(forward)
     for w in wrt:
         if w not in activity.active:

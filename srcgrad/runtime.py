@@ -17,9 +17,9 @@ from numba.extending import overload
 
 from .errors import SrcgradError
 
-__all__ = ["check_cotangent", "forbid_array_alias", "snapshot", "restore", "range_last", "tape_array", "trip_count", "seed", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
-           "select", "log_or_zero", "matmul_lhs_grad", "matmul_rhs_grad", "expand_to",
-           "axis_extremum_share", "reshape_like", "untranspose", "cumsum_grad", "inside",
+__all__ = ["check_cotangent", "forbid_array_alias", "snapshot", "restore", "range_last", "tape_array", "trip_count", "seed_like", "zeros_like", "unbroadcast", "fill_like", "tie_share", "extremum_share",
+           "select_where", "log_or_zero", "matmul_lhs_grad", "matmul_rhs_grad", "expand_to",
+           "axis_extremum_share", "reshape_like", "untranspose", "cumsum_grad", "clip_mask",
            "flatten_copy"]
 
 
@@ -160,14 +160,14 @@ def _range_last(start, stop, step):
     return impl
 
 
-# --- seed: the cotangent of the output (ones; the caller rejects non-scalar outputs) ---
+# --- seed_like: the cotangent of the output (ones; the caller rejects non-scalar outputs) ---
 
-def seed(y):
+def seed_like(y):
     return 1.0 if np.ndim(y) == 0 else np.ones(np.shape(y))
 
 
-@overload(seed)
-def _seed(y):
+@overload(seed_like)
+def _seed_like(y):
     if isinstance(y, types.Array):
         return lambda y: np.ones(y.shape)
     return lambda y: 1.0
@@ -266,15 +266,15 @@ def _sum_to_impl(g, shape):
     return impl
 
 
-# --- select: np.where that also takes three scalars -------------------------------------
+# --- select_where: np.where that also takes three scalars ------------------------------
 
-def select(c, a, b):
+def select_where(c, a, b):
     out = np.where(c, a, b)
     return float(out) if out.ndim == 0 else out
 
 
-@overload(select)
-def _select(c, a, b):
+@overload(select_where)
+def _select_where(c, a, b):
     if _is_number(c) and _is_number(a) and _is_number(b):
         return lambda c, a, b: float(a) if c else float(b)
     return lambda c, a, b: np.where(c, a, b)
@@ -283,12 +283,12 @@ def _select(c, a, b):
 # --- tie_share: the share of d max(x, other) / dx at x (ties split in half) -------------
 
 def tie_share(x, ans, other):
-    return select(x == ans, select(x == other, 0.5, 1.0), 0.0)
+    return select_where(x == ans, select_where(x == other, 0.5, 1.0), 0.0)
 
 
 @overload(tie_share)
 def _tie_share(x, ans, other):
-    return lambda x, ans, other: select(x == ans, select(x == other, 0.5, 1.0), 0.0)
+    return lambda x, ans, other: select_where(x == ans, select_where(x == other, 0.5, 1.0), 0.0)
 
 
 # --- extremum_share: d max(x) / dx, split evenly between tied maxima ---------------------
@@ -312,7 +312,7 @@ def _extremum_share(x, ans):
 # --- log_or_zero: log(x) where x > 0, else 0 (the exponent's share in x ** y) -----------
 
 def log_or_zero(x):
-    return select(x > 0, np.log(np.where(np.asarray(x) > 0, x, 1.0)), 0.0)
+    return select_where(x > 0, np.log(np.where(np.asarray(x) > 0, x, 1.0)), 0.0)
 
 
 @overload(log_or_zero)
@@ -552,9 +552,9 @@ def _cumsum_grad(g, x, axis):
     return impl_axis
 
 
-# --- inside: 1.0 where lo < a < hi (a bound of None is no bound), else 0.0 --------------
+# --- clip_mask: 1.0 where lo < a < hi (a bound of None is no bound), else 0.0 --------------
 
-def inside(a, lo, hi):
+def clip_mask(a, lo, hi):
     ok = np.asarray(True)
     if lo is not None:
         ok = ok & (np.asarray(a) > lo)
@@ -564,8 +564,8 @@ def inside(a, lo, hi):
     return float(out) if out.ndim == 0 else out
 
 
-@overload(inside)
-def _inside(a, lo, hi):
+@overload(clip_mask)
+def _clip_mask(a, lo, hi):
     no_lo, no_hi = _is_none(lo), _is_none(hi)
     if all(_is_number(t) for t, none in ((a, False), (lo, no_lo), (hi, no_hi)) if not none):
         if no_lo and no_hi:

@@ -26,7 +26,7 @@ become recordings in the forward sweep:
   reads them instead of being recorded (`rematerialize`).
 
 A backward read that only needs a value's type and shape (`zeros_like(v)`,
-`seed(v)`, the shape argument of `unbroadcast` and `fill_like`) does not count.
+`seed_like(v)`, the shape argument of `unbroadcast` and `fill_like`) does not count.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ from .reverse import (Reversed, assign, call, const, ends_early, insert_before, 
 
 _TEMP = re.compile(r"^_t\d+$")
 # Helpers whose argument at this position is only used for its type and shape.
-_SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0, "seed": 0}
+_SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0, "seed_like": 0}
 
 
 def _is_restore(stmt) -> bool:

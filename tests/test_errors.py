@@ -850,3 +850,14 @@ def test_lists_are_only_indexed_appended_or_iterated(func, marker):
         srcgrad.grad(func, jit=False)
     assert "using the list 'hs' as a value" in str(info.value)
     assert info.value.lineno == marked_line(marker)
+
+
+def common_names(x, seed, inside):
+    select = x * seed
+    return np.sum(select * inside)
+
+
+def test_common_names_are_not_reserved():
+    # Generated code's helpers have names users are unlikely to pick (seed_like, not seed).
+    x = np.array([0.5, -1.0])
+    assert_close(srcgrad.grad(common_names, jit=False)(x, 3.0, 2.0), np.array([6.0, 6.0]))

@@ -28,7 +28,7 @@ def energy__grad(x, k):
     _t7 = 9.81 * _t6
     e__2 = e + _t7
     # backward sweep
-    _adj_e__2 = seed(e__2)
+    _adj_e__2 = seed_like(e__2)
     # grad of: e += 9.81 * np.sin(x[0])   (golden_model.py:9)
     _adj_e = unbroadcast(_adj_e__2, e)
     _adj__t7 = unbroadcast(_adj_e__2, _t7)

@@ -22,7 +22,7 @@ import pytest
 import srcgrad
 from gradcheck import assert_close, check_corpus, check_gradient, numerical_grad
 from srcgrad.rules import REGISTRY
-from srcgrad.runtime import (axis_extremum_share, cumsum_grad, expand_to, flatten_copy, inside,
+from srcgrad.runtime import (axis_extremum_share, cumsum_grad, expand_to, flatten_copy, clip_mask,
                              reshape_like, untranspose)
 
 WEIGHTS = np.array([0.5, -1.25, 2.0, 0.75])
@@ -352,12 +352,12 @@ _NB = {
     "reshape_like": numba.njit(lambda g, x: reshape_like(g, x)),
     "untranspose": numba.njit(lambda g, x, axes: untranspose(g, x, axes)),
     "cumsum_grad": numba.njit(lambda g, x, axis: cumsum_grad(g, x, axis)),
-    "inside": numba.njit(lambda a, lo, hi: inside(a, lo, hi)),
+    "clip_mask": numba.njit(lambda a, lo, hi: clip_mask(a, lo, hi)),
     "flatten_copy": numba.njit(lambda a: flatten_copy(a)),
 }
 _PY = {"expand_to": expand_to, "axis_extremum_share": axis_extremum_share,
        "reshape_like": reshape_like, "untranspose": untranspose, "cumsum_grad": cumsum_grad,
-       "inside": inside, "flatten_copy": flatten_copy}
+       "clip_mask": clip_mask, "flatten_copy": flatten_copy}
 _T = _R.normal(size=(2, 3, 4))
 _TIES = np.array([[1.0, 3.0, 3.0], [0.5, 0.5, -1.0]])
 
@@ -381,12 +381,12 @@ TWIN_CASES = [
     ("cumsum_grad", (_R.normal(size=(2, 3, 4)), _T, 1), "axis1"),
     ("cumsum_grad", (_R.normal(size=(2, 3, 4)), _T, -1), "axis-1"),
     ("cumsum_grad", (_R.normal(size=(1,)), 0.5, None), "scalar"),
-    ("inside", (_R.normal(size=(5,)), -0.3, 0.4), "array"),
-    ("inside", (_R.normal(size=(5,)), None, 0.4), "no-lo"),
-    ("inside", (_R.normal(size=(5,)), -0.3, None), "no-hi"),
-    ("inside", (0.2, -0.3, 0.4), "scalar-in"),
-    ("inside", (0.5, -0.3, 0.4), "scalar-out"),
-    ("inside", (0.5, _R.normal(size=(3,)), None), "array-bound"),
+    ("clip_mask", (_R.normal(size=(5,)), -0.3, 0.4), "array"),
+    ("clip_mask", (_R.normal(size=(5,)), None, 0.4), "no-lo"),
+    ("clip_mask", (_R.normal(size=(5,)), -0.3, None), "no-hi"),
+    ("clip_mask", (0.2, -0.3, 0.4), "scalar-in"),
+    ("clip_mask", (0.5, -0.3, 0.4), "scalar-out"),
+    ("clip_mask", (0.5, _R.normal(size=(3,)), None), "array-bound"),
     ("flatten_copy", (_T.transpose(1, 0, 2),), "noncontiguous"),
 ]
 

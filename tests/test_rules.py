@@ -31,7 +31,8 @@ from srcgrad.rules import spelling
 # srcgrad's own rules (rules users add with srcgrad.defvjp are tested in test_custom_rules.py)
 REGISTRY = {key: rule for key, rule in _ALL_RULES.items() if not rule.custom}
 from srcgrad.runtime import (extremum_share, fill_like, log_or_zero, matmul_lhs_grad,
-                             matmul_rhs_grad, seed, select, tie_share, unbroadcast, zeros_like)
+                             matmul_rhs_grad, seed_like, select_where, tie_share, unbroadcast,
+                             zeros_like)
 from srcgrad.templates import differentiable_params, instantiate
 
 
@@ -313,8 +314,8 @@ _NB = {
     "unbroadcast": numba.njit(lambda g, x: unbroadcast(g, x)),
     "fill_like": numba.njit(lambda x, v: fill_like(x, v)),
     "zeros_like": numba.njit(lambda x: zeros_like(x)),
-    "seed": numba.njit(lambda y: seed(y)),
-    "select": numba.njit(lambda c, a, b: select(c, a, b)),
+    "seed_like": numba.njit(lambda y: seed_like(y)),
+    "select_where": numba.njit(lambda c, a, b: select_where(c, a, b)),
     "tie_share": numba.njit(lambda x, ans, other: tie_share(x, ans, other)),
     "extremum_share": numba.njit(lambda x, ans: extremum_share(x, ans)),
     "log_or_zero": numba.njit(lambda x: log_or_zero(x)),
@@ -322,8 +323,8 @@ _NB = {
                                                 matmul_rhs_grad(g, a, b))),
 }
 _PY = {
-    "unbroadcast": unbroadcast, "fill_like": fill_like, "zeros_like": zeros_like, "seed": seed,
-    "select": select, "tie_share": tie_share, "extremum_share": extremum_share,
+    "unbroadcast": unbroadcast, "fill_like": fill_like, "zeros_like": zeros_like, "seed_like": seed_like,
+    "select_where": select_where, "tie_share": tie_share, "extremum_share": extremum_share,
     "log_or_zero": log_or_zero,
     "matmul_grads": lambda g, a, b: (matmul_lhs_grad(g, a, b), matmul_rhs_grad(g, a, b)),
 }
@@ -353,12 +354,12 @@ TWIN_CASES = [
     ("fill_like", (0.5, 1), "scalar-int-v", ()),
     ("zeros_like", (_a(2, 3),), "array", ()),
     ("zeros_like", (0.5,), "scalar", ()),
-    ("seed", (_a(3),), "array", ()),
-    ("seed", (0.5,), "scalar", ()),
-    ("select", (True, 1.5, -2.0), "scalar-true", ()),
-    ("select", (False, 1.5, -2.0), "scalar-false", ()),
-    ("select", (np.array([True, False, True]), _a(3), 0.0), "array-scalar", ()),
-    ("select", (np.array([True, False, True]), 0.0, 1.0), "mask-scalars", ()),
+    ("seed_like", (_a(3),), "array", ()),
+    ("seed_like", (0.5,), "scalar", ()),
+    ("select_where", (True, 1.5, -2.0), "scalar-true", ()),
+    ("select_where", (False, 1.5, -2.0), "scalar-false", ()),
+    ("select_where", (np.array([True, False, True]), _a(3), 0.0), "array-scalar", ()),
+    ("select_where", (np.array([True, False, True]), 0.0, 1.0), "mask-scalars", ()),
     ("tie_share", (1.0, 1.0, 1.0), "scalar-tie", ()),
     ("tie_share", (1.0, 1.0, 0.5), "scalar-winner", ()),
     ("tie_share", (0.5, 1.0, 1.0), "scalar-loser", ()),

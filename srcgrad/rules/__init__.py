@@ -17,6 +17,7 @@ Adding a primitive touches one rules module and nothing else.
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
 import math
 from dataclasses import dataclass, field
@@ -131,6 +132,7 @@ def table() -> str:
     return "\n".join(lines) + "\n"
 
 
+@functools.lru_cache(maxsize=None)
 def fingerprint() -> str:
     """A hash of the rule and runtime sources, part of the generated-code cache key."""
     here = Path(__file__).parent

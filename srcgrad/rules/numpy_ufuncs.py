@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from ..runtime import cumsum_grad, inside, select, unbroadcast
+from ..runtime import cumsum_grad, clip_mask, select_where, unbroadcast
 from . import BINARY, METHODS, defnondiff, defrule
 
 
@@ -118,7 +118,8 @@ def _where_sample(rng):
 
 @defrule(np.where, sample=_where_sample)
 def where(g, ans, condition, x, y):
-    return None, unbroadcast(select(condition, g, 0.0), x), unbroadcast(select(condition, 0.0, g), y)
+    return (None, unbroadcast(select_where(condition, g, 0.0), x),
+            unbroadcast(select_where(condition, 0.0, g), y))
 
 
 defnondiff(
@@ -169,9 +170,9 @@ def _clip_scalars(rng):
 @defrule(np.clip, sample=(_clip_scalar_bounds, _clip_array_bounds, _clip_scalars))
 def clip(g, ans, a, a_min, a_max):
     # the argument where it lies strictly between the bounds, a bound where it is clipped to it
-    return (unbroadcast(g * inside(a, a_min, a_max), a),
-            unbroadcast(g * (1.0 - inside(a, a_min, None)), a_min),
-            unbroadcast(g * (1.0 - inside(a, None, a_max)), a_max))
+    return (unbroadcast(g * clip_mask(a, a_min, a_max), a),
+            unbroadcast(g * (1.0 - clip_mask(a, a_min, None)), a_min),
+            unbroadcast(g * (1.0 - clip_mask(a, None, a_max)), a_max))
 
 
 @defrule(np.logaddexp, shapes=BINARY)
