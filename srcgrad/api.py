@@ -66,7 +66,7 @@ def _check_differentiable(name: str, value):
 
 
 def _plain(value):
-    """0-d arrays become scalars (NOTE [scalars] in runtime.py)."""
+    """0-d arrays become scalars (NOTE [scalars] in runtime/__init__.py)."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         return value.item()
     return value

@@ -137,7 +137,7 @@ def fingerprint() -> str:
     """A hash of the rule and runtime sources, part of the generated-code cache key."""
     here = Path(__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(here.glob("*.py")) + [here.parent / "runtime.py"]:
+    for path in sorted(here.glob("*.py")) + sorted((here.parent / "runtime").glob("*.py")):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -1,0 +1,45 @@
+"""Run-time helpers that generated code and derivative rules call.
+
+Each helper is a plain NumPy function (used when the generated code runs as
+Python, `jit=False`) with a numba twin registered by `numba.extending.overload`,
+chosen per argument type at compile time, so the generated source stays the
+same whether a value is a scalar or an array of any rank.
+
+NOTE [scalars]: inside generated code a "scalar" is a Python/NumPy float or
+int; 0-d arrays are turned into floats by the caller before the call
+(`api.py`), so helpers only distinguish numbers from arrays of rank >= 1.
+"""
+from __future__ import annotations
+
+from .checks import check_cotangent, forbid_array_alias, snapshot  # noqa: F401
+from .tape import restore, range_last, tape_array, trip_count  # noqa: F401
+from .adjoints import seed_like, zeros_like, unbroadcast, fill_like  # noqa: F401
+from .cotangents import tie_share, extremum_share, select_where, log_or_zero, matmul_lhs_grad, matmul_rhs_grad  # noqa: F401
+from .axes import expand_to, axis_extremum_share, reshape_like, untranspose, cumsum_grad, clip_mask, flatten_copy  # noqa: F401
+
+__all__ = [
+    "check_cotangent",
+    "forbid_array_alias",
+    "snapshot",
+    "restore",
+    "range_last",
+    "tape_array",
+    "trip_count",
+    "seed_like",
+    "zeros_like",
+    "unbroadcast",
+    "fill_like",
+    "tie_share",
+    "extremum_share",
+    "select_where",
+    "log_or_zero",
+    "matmul_lhs_grad",
+    "matmul_rhs_grad",
+    "expand_to",
+    "axis_extremum_share",
+    "reshape_like",
+    "untranspose",
+    "cumsum_grad",
+    "clip_mask",
+    "flatten_copy",
+]

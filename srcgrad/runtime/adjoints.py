@@ -1,0 +1,111 @@
+"""Making and shaping adjoints: seeds, zeros, broadcasting in reverse."""
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from ._types import is_number as _is_number
+
+
+# --- seed_like: the cotangent of the output (ones; the caller rejects non-scalar outputs) ---
+
+def seed_like(y):
+    return 1.0 if np.ndim(y) == 0 else np.ones(np.shape(y))
+
+
+@overload(seed_like)
+def _seed_like(y):
+    if isinstance(y, types.Array):
+        return lambda y: np.ones(y.shape)
+    return lambda y: 1.0
+
+# --- zeros_like: a zero adjoint with x's type and shape --------------------------------
+
+def zeros_like(x):
+    if isinstance(x, list):
+        return [zeros_like(e) for e in x]
+    return 0.0 if np.ndim(x) == 0 else np.zeros(np.shape(x))
+
+
+@overload(zeros_like)
+def _zeros_like(x):
+    if _is_number(x):
+        return lambda x: 0.0
+    if isinstance(x, types.List):
+        return lambda x: [zeros_like(e) for e in x]
+    return lambda x: np.zeros(x.shape)
+
+# --- fill_like: v broadcast to x's shape (the adjoint of a full reduction) --------------
+
+def fill_like(x, v):
+    return float(v) if np.ndim(x) == 0 else np.full(np.shape(x), v, dtype=np.float64)
+
+
+@overload(fill_like)
+def _fill_like(x, v):
+    if _is_number(x):
+        return lambda x, v: float(v)
+    return lambda x, v: np.full(x.shape, float(v))
+
+# --- unbroadcast: sum a cotangent back down to its argument's shape ---------------------
+
+def unbroadcast(g, x):
+    """Reverse NumPy broadcasting: sum `g` over the axes along which `x` was stretched."""
+    xshape = np.shape(x)
+    if not xshape:
+        return float(np.sum(g))
+    g = np.asarray(g, dtype=np.float64)
+    if g.ndim < len(xshape):
+        return np.broadcast_to(g, xshape).copy()
+    if g.shape == xshape:
+        return g
+    lead = g.ndim - len(xshape)
+    g = g.sum(axis=tuple(range(lead))) if lead else g
+    stretched = tuple(i for i, n in enumerate(xshape) if n == 1 and g.shape[i] != 1)
+    return g.sum(axis=stretched, keepdims=True) if stretched else g
+
+
+@overload(unbroadcast)
+def _unbroadcast(g, x):
+    if _is_number(x):
+        if _is_number(g):
+            return lambda g, x: g
+        return lambda g, x: np.sum(g)
+    if _is_number(g):
+        return lambda g, x: np.full(x.shape, g)
+    same_rank = g.ndim == x.ndim
+
+    def impl(g, x):
+        if same_rank:
+            if g.shape == x.shape:
+                return g
+        return _sum_to(g, x.shape)
+    return impl
+
+
+def _sum_to(g, shape):
+    pass  # only called from numba code; see the overload below
+
+
+@overload(_sum_to)
+def _sum_to_impl(g, shape):
+    def impl(g, shape):
+        # Walk g in C order; each element lands in the out element it was broadcast from.
+        out = np.zeros(shape)
+        flat = out.reshape(out.size)
+        gs = g.shape
+        lead = g.ndim - len(shape)
+        gflat = np.ascontiguousarray(g).reshape(g.size)
+        for k in range(g.size):
+            rem, idx, stride = k, 0, 1
+            for d in range(g.ndim - 1, lead - 1, -1):
+                i = rem % gs[d]
+                rem //= gs[d]
+                n = shape[d - lead]
+                if n != 1:
+                    idx += i * stride
+                stride *= n
+            flat[idx] += gflat[k]
+        return out
+    return impl

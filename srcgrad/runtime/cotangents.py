@@ -1,0 +1,106 @@
+"""Pieces of derivative rules: masks, tie sharing, matmul cotangents."""
+from __future__ import annotations
+
+import numpy as np
+from numba.extending import overload
+
+from ._types import is_number as _is_number
+from .adjoints import unbroadcast
+
+
+# --- select_where: np.where that also takes three scalars ------------------------------
+
+def select_where(c, a, b):
+    out = np.where(c, a, b)
+    return float(out) if out.ndim == 0 else out
+
+
+@overload(select_where)
+def _select_where(c, a, b):
+    if _is_number(c) and _is_number(a) and _is_number(b):
+        return lambda c, a, b: float(a) if c else float(b)
+    return lambda c, a, b: np.where(c, a, b)
+
+# --- tie_share: the share of d max(x, other) / dx at x (ties split in half) -------------
+
+def tie_share(x, ans, other):
+    return select_where(x == ans, select_where(x == other, 0.5, 1.0), 0.0)
+
+
+@overload(tie_share)
+def _tie_share(x, ans, other):
+    return lambda x, ans, other: select_where(x == ans, select_where(x == other, 0.5, 1.0), 0.0)
+
+# --- extremum_share: d max(x) / dx, split evenly between tied maxima ---------------------
+
+def extremum_share(x, ans):
+    hits = np.asarray(x == ans, dtype=np.float64)
+    return hits / hits.sum() if hits.ndim else 1.0
+
+
+@overload(extremum_share)
+def _extremum_share(x, ans):
+    if _is_number(x):
+        return lambda x, ans: 1.0
+
+    def impl(x, ans):
+        hits = (x == ans) * 1.0
+        return hits / np.sum(hits)
+    return impl
+
+# --- log_or_zero: log(x) where x > 0, else 0 (the exponent's share in x ** y) -----------
+
+def log_or_zero(x):
+    return select_where(x > 0, np.log(np.where(np.asarray(x) > 0, x, 1.0)), 0.0)
+
+
+@overload(log_or_zero)
+def _log_or_zero(x):
+    if _is_number(x):
+        return lambda x: np.log(x) if x > 0 else 0.0
+    return lambda x: np.where(x > 0, np.log(np.where(x > 0, x, 1.0)), 0.0)
+
+# --- matmul: cotangents of a @ b for 1-d and 2-d operands -------------------------------
+
+def matmul_lhs_grad(g, a, b):
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if a_nd == 0 or b_nd == 0:
+        return unbroadcast(g * b, a)
+    if b_nd == 1:
+        return np.outer(g, b) if a_nd == 2 else g * b
+    return g @ b.T if a_nd == 2 else b @ g
+
+
+def matmul_rhs_grad(g, a, b):
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if a_nd == 0 or b_nd == 0:
+        return unbroadcast(g * a, b)
+    if a_nd == 1:
+        return np.outer(a, g) if b_nd == 2 else g * a
+    return a.T @ g
+
+
+@overload(matmul_lhs_grad)
+def _matmul_lhs_grad(g, a, b):
+    if _is_number(a) or _is_number(b):
+        return lambda g, a, b: unbroadcast(g * b, a)
+    if b.ndim == 1:
+        if a.ndim == 2:
+            return lambda g, a, b: np.outer(g, b)
+        return lambda g, a, b: g * b
+    if a.ndim == 2:
+        return lambda g, a, b: g @ b.T
+    return lambda g, a, b: b @ g
+
+
+@overload(matmul_rhs_grad)
+def _matmul_rhs_grad(g, a, b):
+    if _is_number(a) or _is_number(b):
+        return lambda g, a, b: unbroadcast(g * a, b)
+    if a.ndim == 1:
+        if b.ndim == 2:
+            return lambda g, a, b: np.outer(a, g)
+        return lambda g, a, b: g * a
+    if b.ndim == 1:
+        return lambda g, a, b: g @ a  # a.T @ g without the transpose
+    return lambda g, a, b: a.T @ g

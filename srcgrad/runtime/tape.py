@@ -1,0 +1,74 @@
+"""The tape: restoring recorded values, tapes preallocated by trip count, loop bounds."""
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+
+# --- restore: undo one recorded assignment (the tape holds every value assigned) -----
+
+def restore(tape, x):
+    """Drop the newest value on `tape`; return the one before it (or `x` if none)."""
+    tape.pop()
+    return tape[-1] if tape else x
+
+
+@overload(restore)
+def _restore(tape, x):
+    def impl(tape, x):
+        tape.pop()
+        if len(tape) > 0:
+            return tape[-1]
+        return x
+    return impl
+
+# --- tape_array: a preallocated tape of n values like x (a loop with a known trip count) -
+
+def tape_array(x, n):
+    if isinstance(x, np.ndarray):
+        return np.empty((n,) + x.shape, dtype=x.dtype)
+    return np.empty(n, dtype=object)  # Python numbers keep their type (an int may become float)
+
+
+@overload(tape_array)
+def _tape_array(x, n):
+    if isinstance(x, types.Array):
+        dtype = x.dtype
+        return lambda x, n: np.empty((n,) + x.shape, dtype)
+    if isinstance(x, types.Boolean):
+        return lambda x, n: np.empty(n, np.bool_)
+    if isinstance(x, types.Number):
+        # A name first bound to an int (`s = 0`) may later hold floats: numba types
+        # each binding separately, so the tape takes the wider type.
+        return lambda x, n: np.empty(n, np.float64)
+    return None
+
+# --- trip_count: len(range(start, stop, step)) ------------------------------------------
+
+def trip_count(start, stop, step):
+    return len(range(start, stop, step))
+
+
+@overload(trip_count)
+def _trip_count(start, stop, step):
+    def impl(start, stop, step):
+        n = (stop - start + step - (1 if step > 0 else -1)) // step
+        return n if n > 0 else 0
+    return impl
+
+# --- range_last: the last value of range(start, stop, step), or start - step if empty -
+
+def range_last(start, stop, step):
+    n = len(range(start, stop, step))
+    return start + (n - 1) * step
+
+
+@overload(range_last)
+def _range_last(start, stop, step):
+    def impl(start, stop, step):
+        n = (stop - start + step - (1 if step > 0 else -1)) // step
+        if n < 0:
+            n = 0
+        return start + (n - 1) * step
+    return impl
