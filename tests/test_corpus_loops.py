@@ -507,6 +507,27 @@ def builtin_max_running(x):
     return s
 
 
+def recast_with_inner_loop(y, x, n):
+    # y is recorded per site: a preallocated tape in the outer loop, a stack in the inner one.
+    for i in range(n):
+        y = np.sin(y) * 1.1
+        for j in range(len(x)):
+            y = y * x[j] + np.cos(y)
+    return y
+
+
+def recast_negative_step(y, x):
+    for i in range(len(x) - 1, -1, -2):
+        y = np.tanh(y * x[i]) + y
+    return y
+
+
+def recast_offset_step(y, x, a):
+    for i in range(a, len(x), 3):
+        y = y * np.cos(x[i] * y)
+    return y
+
+
 def int_initialised_recurrence(x, n):
     # `s` starts as an int and becomes a float: its preallocated tape must hold floats.
     s = 0
@@ -796,6 +817,11 @@ _ALIAS_LIMITATION = (
 
 
 CASES = [
+    _case(recast_with_inner_loop, lambda: (0.4, np.array([0.3, 0.9, -0.4]), 3), (0, 1)),
+    _case(recast_negative_step, lambda: (0.4, np.array([0.3, 0.9, -0.4, 0.6, 1.1, -0.7, 0.2])),
+          (0, 1)),
+    _case(recast_offset_step, lambda: (0.4, np.array([0.3, 0.9, -0.4, 0.6, 1.1, -0.7, 0.2]), 1),
+          (0, 1)),
     _case(int_initialised_recurrence, lambda: (0.7, 6)),
     # for over range(...)
     _case(range_start_stop_step, lambda: (_rng(1).normal(size=10), 1, 9, 3)),
