@@ -110,10 +110,11 @@ class GradFunction:
             values[name] = _check_differentiable(name, values[name])
         inputs = [_plain(v) for v in values.values()]
         inputs += self._program.resolved.read_globals()
-        names = list(values) + self._program.resolved.data_globals
-        for k, name in enumerate(names):  # the function writes into these: never the caller's
-            if name in self._program.mutated_inputs and isinstance(inputs[k], np.ndarray):
-                inputs[k] = inputs[k].copy()
+        if self._program.mutated_inputs:  # the function writes into these: never the caller's
+            names = list(values) + self._program.resolved.data_globals
+            for k, name in enumerate(names):
+                if name in self._program.mutated_inputs and isinstance(inputs[k], np.ndarray):
+                    inputs[k] = inputs[k].copy()
         value, grads = self._program.compiled(*inputs)
         if np.ndim(value) != 0:
             parsed = self._program.resolved.parsed

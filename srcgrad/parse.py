@@ -7,6 +7,7 @@ A lambda becomes a `def` whose body is `return <lambda body>`.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import textwrap
 from dataclasses import dataclass
@@ -26,10 +27,14 @@ class Parsed:
     indent: int  # columns removed by dedenting
     text: str
 
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
     def loc(self, node) -> Location:
         """The user's file, absolute line, column and line text (as in the file) of `node`."""
         rel = getattr(node, "lineno", None) or 1
-        lines = self.text.splitlines()
+        lines = self.lines
         text = " " * self.indent + lines[rel - 1] if 0 < rel <= len(lines) else ""
         return Location(self.filename, self.first_line + rel - 1,
                         getattr(node, "col_offset", 0) + self.indent, text)
