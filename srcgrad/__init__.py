@@ -8,11 +8,12 @@ __version__ = "0.1.0"
 
 from .api import GradFunction, grad, show, value_and_grad  # noqa: E402
 from .rules.custom import defvjp  # noqa: E402
+from .runtime import stop_gradient  # noqa: E402
 from .errors import (  # noqa: E402
     MissingRuleError, NonScalarOutputError, SourceUnavailableError, SrcgradError,
     SrcgradSyntaxError, SrcgradWarning,
 )
 
-__all__ = ["grad", "value_and_grad", "show", "defvjp", "GradFunction", "SrcgradError",
+__all__ = ["grad", "value_and_grad", "show", "defvjp", "stop_gradient", "GradFunction", "SrcgradError",
            "SrcgradSyntaxError", "MissingRuleError", "NonScalarOutputError",
            "SourceUnavailableError", "SrcgradWarning"]

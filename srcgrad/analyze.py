@@ -12,7 +12,12 @@ again). Only reassigned names can need recording on the tape; which of them
 actually do is decided after the backward sweep is built (tape.py).
 
 `definitions(stmt)` and `operands(value)` are the single place that says what
-a normalized statement defines and which names it differentiates through.
+a normalized statement defines and which names it differentiates through
+(the elements of a display passed to np.concatenate(...) are operands too).
+
+A name is an *integer* when every assignment gives it an int (`integer_names`):
+an index made of those, constants and slices reads one element or a slice
+(`plain_index`); any other index may be an integer array or a mask.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from .rules import lookup
 class Activity:
     active: frozenset[str]
     reassigned: frozenset[str]
+    integers: frozenset[str] = frozenset()  # names that certainly hold an int (`integer_names`)
 
 
 def names_in(node) -> list[str]:
@@ -130,7 +136,8 @@ def analyze(norm: Normalized, wrt: list[str]) -> Activity:
     edges = [(dep, d) for stmt, _ in stmts for d, deps in definitions(stmt, norm) for dep in deps]
     varied = _reachable(wrt, edges)  # depends on wrt
     useful = _reachable(names_in(norm.result), [(d, dep) for dep, d in edges])  # reaches result
-    return Activity(frozenset(varied & useful), frozenset(_reassigned(norm, stmts)))
+    return Activity(frozenset(varied & useful), frozenset(_reassigned(norm, stmts)),
+                    frozenset(integer_names(norm)))
 
 
 def _reassigned(norm: Normalized, stmts) -> set[str]:
@@ -143,3 +150,70 @@ def _reassigned(norm: Normalized, stmts) -> set[str]:
             if depth:
                 looped.add(name)
     return looped | {name for name, n in count.items() if n > 1}
+
+
+# ---- integers and plain indices ---------------------------------------------------------
+_INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+
+
+def integer_names(norm: Normalized) -> set[str]:
+    """Names that certainly hold a Python int: loop variables, `len(x)`, `x.shape[0]`, `i + 1`.
+
+    A name qualifies when every assignment to it gives an int (parameters never
+    do: their type is not known). Reads indexed only by these, constants and
+    slices are plain (one element or a slice, see `plain_index`).
+    """
+    values: dict[str, list] = {}
+    loops: set[str] = set()
+
+    def visit(body):
+        for stmt in body:
+            if isinstance(stmt, gast.For):
+                loops.add(stmt.target.id)
+                visit(stmt.body)
+            elif isinstance(stmt, (gast.If, gast.While)):
+                visit(stmt.body)
+                visit(stmt.orelse)
+            elif isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+                values.setdefault(stmt.targets[0].id, []).append(stmt.value)
+    visit(norm.body)
+    shapes = {n for n, vs in values.items()
+              if all(isinstance(v, gast.Attribute) and v.attr == "shape" for v in vs)}
+    ints = (set(values) | loops) - set(norm.inputs) - shapes
+    while True:  # drop names with an assignment not known to give an int, to a fixed point
+        dropped = {n for n in ints if not all(_is_int(v, ints, shapes) for v in values.get(n, []))}
+        if not dropped:
+            return ints
+        ints -= dropped
+
+
+def _is_int(value, ints, shapes) -> bool:
+    if isinstance(value, gast.Constant):
+        return type(value.value) is int
+    if isinstance(value, gast.Name):
+        return value.id in ints
+    if isinstance(value, gast.BinOp):
+        return isinstance(value.op, _INT_OPS) and all(
+            _is_int(v, ints, shapes) for v in (value.left, value.right))
+    if isinstance(value, gast.UnaryOp):
+        return isinstance(value.op, (gast.USub, gast.UAdd)) and _is_int(value.operand, ints, shapes)
+    if isinstance(value, gast.Call):
+        return isinstance(value.func, gast.Name) and value.func.id in ("len", "int")
+    if isinstance(value, gast.Attribute):
+        return value.attr in ("size", "ndim")
+    if isinstance(value, gast.Subscript):  # x.shape[0]
+        return (isinstance(value.value, gast.Name) and value.value.id in shapes
+                and isinstance(value.slice, gast.Constant) and type(value.slice.value) is int)
+    return False
+
+
+def plain_index(index, ints) -> bool:
+    """Whether an index reads one element or a slice: constants, slices, ints from `ints`.
+
+    Any other name may hold an integer array or a boolean mask (a gather).
+    """
+    if isinstance(index, gast.Tuple):
+        return all(plain_index(e, ints) for e in index.elts)
+    if isinstance(index, gast.Name):
+        return index.id in ints
+    return isinstance(index, (gast.Constant, gast.Slice, gast.Attribute))

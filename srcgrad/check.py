@@ -4,7 +4,9 @@ Guarantees to the next pass: the function body uses only the statement and
 expression forms listed in `_STATEMENTS` and `_EXPRESSIONS`; loops have no
 `else`; assignment targets are names, tuples of names, or one subscript of a
 name (`y[i] = v`); every `return` has a value and there is at least one; no
-parameter is `*args`/`**kwargs`; no user identifier collides with a name
+parameter is `*args`/`**kwargs`; a nested function is a `def` or a
+`name = lambda ...` at the top level of the body, following the same rules
+(resolve.py takes it out of the body); no user identifier collides with a name
 srcgrad generates (`RESERVED`) or with a helper generated code calls.
 Everything else raises `SrcgradSyntaxError` naming the construct and the
 user's file:line:col.
@@ -69,12 +71,35 @@ def check(parsed: Parsed) -> Parsed:
         _fail(parsed, tree, "a *args/**kwargs parameter", "list the parameters explicitly")
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
     for stmt in tree.body:
-        for node in gast.walk(stmt):
-            _check_node(parsed, node)
+        if isinstance(stmt, gast.FunctionDef):
+            _check_local_function(parsed, stmt)
+        elif (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda)
+              and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+            _check_local_function(parsed, stmt.value)
+        else:
+            for node in gast.walk(stmt):
+                _check_node(parsed, node)
     _check_return(parsed, tree)
     _check_names(parsed, tree, params)
     return parsed
 
+
+def _check_local_function(parsed: Parsed, fdef) -> None:
+    """A `def` or `lambda` at the top of the body: inlined where it is called."""
+    args = fdef.args
+    if args.vararg is not None or args.kwarg is not None:
+        _fail(parsed, fdef, "a *args/**kwargs parameter", "list the parameters explicitly")
+    if getattr(fdef, "decorator_list", None):
+        _fail(parsed, fdef, "a decorator on a nested function")
+    body = fdef.body if isinstance(fdef, gast.FunctionDef) else [gast.Return(value=fdef.body)]
+    for stmt in body:
+        for node in gast.walk(stmt):
+            _check_node(parsed, node)
+    for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
+        if not isinstance(default, gast.Constant):
+            _fail(parsed, default, "a default value that is not a constant in a nested function")
+    if isinstance(fdef, gast.FunctionDef):
+        _check_return(parsed, fdef)
 
 def _check_node(parsed: Parsed, node) -> None:
     if isinstance(node, gast.stmt) and not isinstance(node, _STATEMENTS):
@@ -114,8 +139,20 @@ def _target_kind(target) -> str:
             "Starred": "a starred name"}.get(type(target).__name__, type(target).__name__)
 
 
+def _returns(tree) -> list:
+    """The function's own return statements (not those of nested functions)."""
+    found, todo = [], list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.Return):
+            found.append(node)
+        if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(node))
+    return found
+
+
 def _check_return(parsed: Parsed, tree) -> None:
-    returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]
+    returns = _returns(tree)
     if not returns:
         _fail(parsed, tree, "a function without a return statement",
               "return the scalar to differentiate")

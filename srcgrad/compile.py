@@ -1,6 +1,7 @@
 """Pass 9, compile: numba-compile a generated function, or run it as Python.
 
-`Compiled` calls the `numba.njit(cache=True)` version. If numba cannot
+`Compiled` calls the `numba.njit(cache=True)` version; generated helpers it
+calls (`g__grad_all`) are compiled too, through the module's globals. If numba cannot
 compile it, srcgrad warns once with numba's reason and the user's line the
 failure maps to, then keeps working by running the same generated function
 as plain Python. `backend` says which one ran last ("numba" or "python").
@@ -17,8 +18,15 @@ from .errors import SrcgradWarning
 
 
 class Compiled:
-    def __init__(self, python_func, path, line_map, describe, jit=True):
+    def __init__(self, module, function: str, helpers: list[str], path, line_map, describe,
+                 jit=True):
+        python_func = getattr(module, function)
         self.python = python_func
+        self.module = module
+        self.helpers = {name: getattr(module, name) for name in helpers}  # Python versions
+        if jit:
+            for name, helper in self.helpers.items():
+                setattr(module, name, numba.njit(cache=True)(helper))
         self.path = str(path)
         self.line_map = line_map
         self.describe = describe  # "gradient of f (model.py:3)"
@@ -34,16 +42,27 @@ class Compiled:
                     result = self.dispatcher(*args)
             except NumbaError as exc:
                 self._fall_back(exc)
-            except Exception:
-                self.backend = "numba"  # the compiled code ran and raised
-                raise
+            except Exception as exc:
+                if self._compiled_for(args):
+                    self.backend = "numba"  # the compiled code ran and raised
+                    raise
+                self._fall_back(exc)  # numba itself failed while compiling (not a NumbaError)
             else:
                 self.backend = "numba"
                 return result
         self.backend = "python"
         return self.python(*args)
 
-    def _fall_back(self, exc: NumbaError) -> None:
+    def _compiled_for(self, args) -> bool:
+        """Whether numba holds compiled code for these argument types."""
+        try:
+            key = tuple(self.dispatcher.typeof_pyval(a) for a in args)
+        except Exception:
+            return False
+        return key in self.dispatcher.overloads
+
+    def _fall_back(self, exc: Exception) -> None:
+        self.module.__dict__.update(self.helpers)  # the Python main calls Python helpers
         reason = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
         self.fallback_reason = reason
         user_line = self.user_line(reason)

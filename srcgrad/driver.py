@@ -1,12 +1,16 @@
 """The pipeline: a readable list of passes from a Python function to compiled code.
 
-    parse -> check -> resolve -> desugar -> normalize -> analyze -> reverse
+    parse -> check -> resolve -> desugar -> calls -> normalize -> analyze -> reverse
           -> optimize -> tape -> emit -> cache (a real .py file) -> compile (numba or Python)
+
+Calls into user functions are inlined by normalize (calls.py); each function
+called recursively gets its own joint gradient `f__grad_all` in the same module.
 
 `SRCGRAD_DUMP=anf,reverse,final` prints those stages' code to stderr.
 """
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from dataclasses import dataclass
@@ -16,10 +20,12 @@ import gast
 
 from . import cache
 from .analyze import analyze
+from .calls import grad_all_name, link
 from .check import check
 from .compile import Compiled
 from .desugar import desugar
 from .emit import Emitted, emit
+from .errors import SrcgradError
 from .normalize import normalize
 from .optimize import optimize
 from .parse import parse
@@ -51,8 +57,34 @@ def _dump(stage: str, tree) -> None:
 
 
 def transform(func, wrt: list[str]):
-    """The reverse-mode transformation of `func` with respect to parameter names `wrt`."""
-    resolved = desugar(resolve(check(parse(func))))
+    """The reverse-mode transformation of `func` with respect to parameter names `wrt`.
+
+    Returns the root's `Resolved` and `Normalized` and the emitted module, which
+    also holds `g__grad_all` for every function `g` called recursively.
+    """
+    resolved, norm, tree = _reverse(func, wrt)
+    trees, done, todo = [tree], [], list(resolved.recursive)
+    while todo:
+        callee = todo.pop(0)
+        if any(callee is f for f in done):
+            continue
+        done.append(callee)
+        params = list(inspect.signature(callee).parameters)
+        inner, _, inner_tree = _reverse(callee, params, grad_all_name(callee))
+        if inner.data_globals:
+            raise SrcgradError(
+                f"srcgrad cannot differentiate the recursive function {callee.__qualname__}: it "
+                f"reads {', '.join(inner.data_globals)} from outside; pass "
+                f"{'it' if len(inner.data_globals) == 1 else 'them'} as arguments instead",
+                inner.parsed.loc(inner.tree))
+        trees.append(inner_tree)
+        todo += inner.recursive
+        resolved.sources += [inner.parsed.text] + inner.sources
+    return resolved, norm, emit(trees, resolved.parsed, f"gradient wrt {', '.join(wrt)}")
+
+
+def _reverse(func, wrt: list[str], name: str | None = None):
+    resolved = link(desugar(resolve(check(parse(func)))))
     norm = normalize(resolved)
     _dump("anf", gast.FunctionDef(name=resolved.tree.name, args=resolved.tree.args, body=norm.body,
                                   decorator_list=[], returns=None, type_comment=None,
@@ -60,18 +92,20 @@ def transform(func, wrt: list[str]):
     rev = reverse(norm, analyze(norm, wrt), wrt)
     _dump("reverse", rev.function())
     rev = record(optimize(rev))
-    _dump("final", rev.function())
-    return resolved, norm, emit(rev.function(), resolved.parsed, f"gradient wrt {', '.join(wrt)}")
+    tree = rev.function(name)
+    _dump("final", tree)
+    return resolved, norm, tree
 
 
 def build(func, wrt: list[str], jit: bool = True) -> Program:
     """Transform, write to the cache, import, and wrap for numba (compiled on first call)."""
     resolved, norm, emitted = transform(func, wrt)
     parsed = resolved.parsed
-    key = cache.cache_key(parsed.text, parsed.filename, func.__qualname__, {"wrt": wrt})
+    key = cache.cache_key(parsed.text, parsed.filename, func.__qualname__,
+                          {"wrt": wrt, "callees": resolved.sources})
     path = cache.store(emitted.function, key, emitted.source)
     module = cache.load(path, resolved.namespace)
     where = f"{os.path.basename(parsed.filename)}:{parsed.first_line}"
-    compiled = Compiled(getattr(module, emitted.function), path, emitted.line_map,
+    compiled = Compiled(module, emitted.function, emitted.helpers, path, emitted.line_map,
                         f"gradient of {func.__qualname__} ({where})", jit=jit)
     return Program(resolved, emitted, path, compiled, sorted(norm.mutated & set(norm.inputs)))

@@ -26,6 +26,7 @@ _MARK = "_sg_comment_"
 class Emitted:
     source: str
     function: str  # name of the generated function in `source`
+    helpers: list[str]  # other generated functions it calls (`g__grad_all`)
     line_map: dict[int, str] = field(default_factory=dict)  # generated line -> user file:line
 
 
@@ -38,7 +39,8 @@ def header(parsed, what: str) -> str:
             f"from srcgrad.runtime import {', '.join(RUNTIME_NAMES)}\n\n\n")
 
 
-def emit(tree: gast.FunctionDef, parsed, what: str) -> Emitted:
+def emit(trees: list, parsed, what: str) -> Emitted:
+    """The module holding `trees`: the main generated function first, then its helpers."""
     notes = []
 
     class _Marks(gast.NodeTransformer):
@@ -49,8 +51,15 @@ def emit(tree: gast.FunctionDef, parsed, what: str) -> Emitted:
                                                  annotation=None, type_comment=None))
             return node
 
-    marked = _Marks().visit(copy.deepcopy(tree))
-    body = astor.to_source(gast.gast_to_ast(marked))
+        def visit_Constant(self, node):
+            # astor prints Constant(-1.0) ** j as `-1.0 ** j`, which Python reads as -(1.0 ** j)
+            value = node.value
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+                return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=-value, kind=None))
+            return node
+
+    marked = [_Marks().visit(copy.deepcopy(tree)) for tree in trees]
+    body = "\n\n".join(astor.to_source(gast.gast_to_ast(tree)) for tree in marked)
     pattern = re.compile(rf"^(\s*){_MARK}(\d+)$")
     lines, line_map, user_line = [], {}, None
     top = header(parsed, what)
@@ -59,10 +68,11 @@ def emit(tree: gast.FunctionDef, parsed, what: str) -> Emitted:
         m = pattern.match(raw)
         if m:
             note = notes[int(m.group(2))]
-            if note.lineno is not None:
-                user_line = f"{parsed.filename}:{note.lineno}"
+            if note.where is not None:
+                user_line = note.where
             raw = f"{m.group(1)}# {note}"
         lines.append(raw)
         if user_line is not None:
             line_map[offset + len(lines)] = user_line
-    return Emitted(top + "\n".join(lines) + "\n", tree.name, line_map)
+    return Emitted(top + "\n".join(lines) + "\n", trees[0].name, [t.name for t in trees[1:]],
+                   line_map)

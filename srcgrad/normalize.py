@@ -8,6 +8,9 @@ a constant, or a static dotted reference such as `np.pi`:
     name = <op> atom                 UnaryOp (-x, +x, not x, ~x)
     name = atom <cmp> atom           Compare (one comparison)
     name = f(atom, ..., k=atom)      Call; f is a static dotted name (see resolve)
+    name = f((atom, ...), ...)       np.concatenate/stack/hstack/vstack/array/asarray:
+                                     the first argument stays a tuple display (nested
+                                     for np.array), see rules/joining.py
     name = atom.shape|size|ndim      data attribute
     name = atom[index]               index: atom, slice of atoms, or tuple of those
     name = (atom, ...) | [atom, ...] tuple or list display
@@ -34,11 +37,13 @@ backward sweep's back.
 """
 from __future__ import annotations
 
+import copy
 import itertools
 from dataclasses import dataclass, field
 
 import gast
 
+from .calls import Recursive
 from .errors import SrcgradSyntaxError
 from .resolve import Resolved
 from .runtime import snapshot
@@ -109,6 +114,7 @@ class _Normalizer:
         self.where = None  # the user statement being normalized
         self.copied_from: dict[str, str] = {}  # y -> x after `y = x` (they share memory)
         self.lists: set[str] = set()  # SSA names bound to a list display
+        self.copies: dict[str, int] = {}  # callee name -> inlined copies so far
 
     def fail(self, node, what, hint):
         raise SrcgradSyntaxError(f"srcgrad cannot differentiate {self.parsed.func.__qualname__}: "
@@ -140,6 +146,93 @@ class _Normalizer:
             self.statement(stmt)
         return self.blocks.pop()
 
+    # ---- calls into user code (calls.py) ----------------------------------------
+    def call_user(self, call):
+        """Inline `call` here; return the callee's result (an atom, or a tuple of atoms)."""
+        callee = call.callee
+        values = self.arguments(call, callee)
+        if isinstance(callee, Recursive):
+            return self.call_recursive(callee, values)
+        k = self.copies[callee.name] = self.copies.get(callee.name, 0) + 1
+        rename = {n: f"{n}__{callee.name}{k}" for n in callee.locals}
+        body = copy.deepcopy(callee.body)
+        for node in (n for stmt in body for n in gast.walk(stmt)):
+            if isinstance(node, gast.Name) and node.id in rename:
+                node.id = rename[node.id]
+        nested = len(self.blocks) > 1  # in a loop or branch: no SSA names for this copy
+        self.unversioned |= set(rename.values()) if nested else (
+            _nested_stores(body) | _mutated(body))
+        written = _mutated(body)
+        self.mutated |= written
+        where = self.where
+        for param, value in zip(callee.params, values):
+            self.bind_parameter(call, rename[param], value, param in _mutated(callee.body))
+        for stmt in body[:-1]:
+            self.statement(stmt)
+        self.where = body[-1]
+        result = body[-1].value
+        if isinstance(result, gast.Tuple):  # `return a, b` feeds `u, v = f(x)` directly
+            result = gast.Tuple(elts=[self.atom(e) for e in result.elts], ctx=gast.Load())
+        else:
+            result = self.atom(result)
+        self.where = where
+        return result
+
+    def bind_parameter(self, call, param: str, value, written: bool):
+        """Bind an inlined copy's parameter to the caller's argument atom.
+
+        A callee that writes into a caller's array would change it behind the
+        caller's back (srcgrad does not differentiate through shared arrays)
+        unless it rebinds the parameter to its own array first
+        (`u = u.copy()`); a callee that only reads an array the caller writes
+        into later gets a copy, so the backward sweep reads what it saw.
+        """
+        caller_array = isinstance(value, gast.Name) and value.id in self.version
+        if caller_array and written:
+            user = param.rsplit("__", 1)[0]
+            if not _rebound_before_written(call.callee.body, user):
+                self.fail(call, f"{call.callee.name}() writing into its parameter {user!r}, "
+                          f"which is the caller's {value.id!r}",
+                          f"copy it first inside {call.callee.name}(): {user} = {user}.copy()")
+            self.assign(self.define(param), value)  # rebound before any write: no sharing
+            return
+        if caller_array and value.id in self.mutated:
+            value = gast.Call(func=_name("snapshot"), args=[value], keywords=[])
+        self.bind(_name(param, gast.Store()), value)
+
+    def arguments(self, call, callee) -> list:
+        """The atoms bound to each parameter, evaluated left to right as Python does."""
+        what = f"the call to {callee.name}()"
+        if len(call.args) > len(callee.params):
+            self.fail(call, f"{what} with {len(call.args)} positional arguments",
+                      f"it takes {len(callee.params)}")
+        given = dict(zip(callee.params, call.args))
+        for keyword in call.keywords:
+            if keyword.arg not in callee.params or keyword.arg in given:
+                self.fail(call, f"{what} with the keyword {keyword.arg!r}",
+                          f"its parameters are {', '.join(callee.params)}")
+            given[keyword.arg] = keyword.value
+        atoms = {name: self.atom(value) for name, value in given.items()}
+        for name in callee.params:
+            if name not in atoms:
+                if name not in callee.defaults:
+                    self.fail(call, f"{what} without a value for {name!r}",
+                              "pass every parameter that has no default")
+                atoms[name] = copy.deepcopy(callee.defaults[name])
+        return [atoms[name] for name in callee.params]
+
+    def call_recursive(self, callee: Recursive, values):
+        """`f__grad_all(args)`, its value linked to each argument by its partial derivative."""
+        both = self._store(gast.Call(func=_name(callee.name), args=values, keywords=[]), None)
+        value = self._store(_item(both, 0), None)
+        partials = self._store(_item(both, 1), None)
+        for k, arg in enumerate(values):
+            if isinstance(arg, gast.Name):
+                partial = self._store(_item(partials, k), None)
+                value = self._store(gast.Call(func=_name("linked"), args=[value, partial, arg],
+                                              keywords=[]), None)
+        return value
+
     # ---- expressions -------------------------------------------------------------
     def atom(self, node, target: str | None = None):
         """Emit statements computing `node`; return an atom holding its value.
@@ -163,6 +256,9 @@ class _Normalizer:
             return self.bool_operation(node, target or self.fresh_temp())
         if isinstance(node, gast.Compare) and len(node.ops) > 1:
             return self.chained_comparison(node, target or self.fresh_temp())
+        if getattr(node, "callee", None) is not None:
+            result = self.call_user(node)
+            return self._store(result, target) if target else result
         return self._store(self.operation(node), target)
 
     def _store(self, value, target):
@@ -172,6 +268,8 @@ class _Normalizer:
 
     def operation(self, node):
         """`node` with every operand replaced by an atom (one operation left)."""
+        if getattr(node, "callee", None) is not None:
+            return self.call_user(node)
         if isinstance(node, gast.BinOp):
             return gast.BinOp(left=self.value(node.left), op=node.op, right=self.value(node.right))
         if isinstance(node, gast.UnaryOp):
@@ -181,7 +279,8 @@ class _Normalizer:
                                 comparators=[self.value(node.comparators[0])])
         if isinstance(node, gast.Call):
             use = self.atom if _dotted(node.func) == "len" else self.value
-            return gast.Call(func=node.func, args=[use(a) for a in node.args],
+            args = [self.call_argument(node, k, a, use) for k, a in enumerate(node.args)]
+            return gast.Call(func=node.func, args=args,
                              keywords=[gast.keyword(arg=k.arg, value=self.value(k.value))
                                        for k in node.keywords])
         if isinstance(node, gast.Attribute):
@@ -268,7 +367,9 @@ class _Normalizer:
         elif isinstance(stmt, gast.Return):
             self.emit(gast.Return(value=self.atom(stmt.value)))
         elif isinstance(stmt, gast.Expr):
-            if isinstance(stmt.value, gast.Call):
+            if getattr(stmt.value, "callee", None) is not None:
+                self.call_user(stmt.value)  # called for its effect; the result is unused
+            elif isinstance(stmt.value, gast.Call):
                 self.emit(gast.Expr(value=self.operation(stmt.value)))
         elif isinstance(stmt, gast.Assert):
             self.emit(gast.Assert(test=self.atom(stmt.test), msg=stmt.msg))
@@ -370,6 +471,8 @@ class _Normalizer:
             (self.lists.add if isinstance(value, gast.List) else self.lists.discard)(ssa)
             return
         # Tuple target: evaluate the whole right-hand side before binding any name.
+        if getattr(value, "callee", None) is not None:
+            value = self.call_user(value)
         if isinstance(value, gast.Tuple) and len(value.elts) == len(target.elts):
             parts = [self.atom(e) for e in value.elts]
         else:
@@ -403,6 +506,50 @@ class _Normalizer:
             else:
                 whole = part if isinstance(part, gast.Name) else self._store(part, None)
                 self.bind_resolved(sub_target, self.unpack(whole, len(sub_target.elts)))
+
+    # ---- sequence arguments (rules/joining.py) -----------------------------------
+    def call_argument(self, call, k, arg, use):
+        """Argument k of `call` as an atom; a joining call's first argument stays a display."""
+        from .rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
+        spelled = _dotted(call.func)
+        if k != 0 or spelled not in SEQUENCE_CALLS:
+            return use(arg)
+        if isinstance(arg, (gast.List, gast.Tuple)):
+            return self.display(arg, spelled, spelled in NESTED_DISPLAYS)
+        if isinstance(arg, gast.Name) and self.version.get(arg.id, arg.id) in self.lists:
+            self.fail(self.where, f"passing the list variable {arg.id!r} to {spelled}()",
+                      f"write its elements out in a display, {spelled}([a, b, ...])")
+        return use(arg)
+
+    def display(self, node, spelled: str, nested: bool):
+        """A list or tuple display as a tuple display of atoms (numba joins tuples, not lists)."""
+        elts = []
+        for elt in node.elts:
+            if not isinstance(elt, (gast.List, gast.Tuple)):
+                elts.append(self.value(elt))
+            elif nested:
+                elts.append(self.display(elt, spelled, nested))
+            else:
+                self.fail(self.where, f"a nested list or tuple display inside {spelled}()",
+                          "build the inner array first, e.g. with np.array([...])")
+        return gast.Tuple(elts=elts, ctx=gast.Load())
+
+
+def _rebound_before_written(body, name: str) -> bool:
+    """Whether the top level of `body` rebinds `name` to a new array before writing into it."""
+    for stmt in body:
+        if name in _mutated([stmt]):
+            return False
+        if (isinstance(stmt, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name
+                                                   for t in stmt.targets)):
+            value = stmt.value
+            return not (isinstance(value, (gast.Name, gast.Subscript)) or (
+                isinstance(value, gast.Call) and _dotted(value.func) in _VIEWS))
+    return True
+
+
+def _item(whole, k):
+    return gast.Subscript(value=whole, slice=gast.Constant(value=k, kind=None), ctx=gast.Load())
 
 
 def _reads(node) -> set[str]:

@@ -43,7 +43,8 @@ def blocks(body):
 
 
 def written(stmt) -> str | None:
-    """The name a simple statement writes (`a = ..`, `a[i] = ..`, `a[i] += ..`, `a.pop()`)."""
+    """The name a simple statement writes (`a = ..`, `a[i] = ..`, `a[i] += ..`, `a.pop()`,
+    `add_at(a, idx, g)`)."""
     if isinstance(stmt, (gast.Assign, gast.AugAssign)):
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
         if isinstance(target, gast.Subscript):
@@ -53,6 +54,9 @@ def written(stmt) -> str | None:
             and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr == "pop"
             and isinstance(stmt.value.func.value, gast.Name)):
         return stmt.value.func.value.id
+    if (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id == "add_at"):
+        return stmt.value.args[0].id  # adds into its first argument in place (reverse.py)
     return None
 
 

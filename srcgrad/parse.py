@@ -4,18 +4,36 @@ Guarantees to the next pass: `Parsed.tree` is a single `gast.FunctionDef`
 without decorators whose node line numbers are relative to `Parsed.text`;
 `Parsed.loc(node)` turns any node into the user's absolute file:line:col.
 A lambda becomes a `def` whose body is `return <lambda body>`.
+
+NOTE [inlined lines]: statements inlined from another function (calls.py)
+keep their own source's line numbers shifted by `k * LINE_BLOCK`, where
+`others[k]` is that function's `Parsed`; `loc` maps them back, so every pass
+locates inlined code with the caller's `Parsed`.
 """
 from __future__ import annotations
 
 import functools
 import inspect
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import gast
 
 from .errors import Location, SourceUnavailableError, SrcgradSyntaxError
+
+
+LINE_BLOCK = 1_000_000
+
+
+@dataclass(frozen=True)
+class _Shifted:
+    node: object
+    lineno: int
+
+    @property
+    def col_offset(self):
+        return getattr(self.node, "col_offset", 0)
 
 
 @dataclass(frozen=True)
@@ -26,14 +44,27 @@ class Parsed:
     first_line: int  # absolute line number of the first line of `text`
     indent: int  # columns removed by dedenting
     text: str
+    others: dict = field(default_factory=dict, compare=False)  # NOTE [inlined lines]
 
     @functools.cached_property
     def lines(self) -> list[str]:
         return self.text.splitlines()
 
+    def adopt(self, other: "Parsed") -> int:
+        """Register `other` for inlined lines (NOTE [inlined lines]); the block to shift by."""
+        for k, known in self.others.items():
+            if known is other:
+                return k
+        k = len(self.others) + 1
+        self.others[k] = other
+        return k
+
     def loc(self, node) -> Location:
         """The user's file, absolute line, column and line text (as in the file) of `node`."""
         rel = getattr(node, "lineno", None) or 1
+        if rel > LINE_BLOCK and rel // LINE_BLOCK in self.others:
+            other = self.others[rel // LINE_BLOCK]
+            return other.loc(_Shifted(node, rel % LINE_BLOCK))
         lines = self.lines
         text = " " * self.indent + lines[rel - 1] if 0 < rel <= len(lines) else ""
         return Location(self.filename, self.first_line + rel - 1,

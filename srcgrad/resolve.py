@@ -12,10 +12,17 @@ Guarantees to the next pass (`Resolved`):
   closure cells become extra trailing parameters (`data_globals`), read
   afresh at every call, so numba's cache never freezes a stale value.
 - `callees` maps each spelled callee to the Python object it denotes.
+- A call into user code (a Python function without a derivative rule, or a
+  `def`/`name = lambda` at the top of the function body, which are taken out
+  of the body into `local_functions`) is marked with `call.callee`: the
+  function object or the local `FunctionDef`. calls.py prepares it for
+  inlining.
 """
 from __future__ import annotations
 
 import builtins
+import copy
+import inspect
 import math
 import types
 from dataclasses import dataclass, field
@@ -23,14 +30,17 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
+from . import runtime
 from .errors import SrcgradError, SrcgradSyntaxError
 from .parse import Parsed
-from .rules import DATA_ATTRIBUTES, METHODS, spelling
+from .rules import DATA_ATTRIBUTES, METHODS, lookup, spelling
 
 _ROOTS = {id(np): "np", id(math): "math"}
 _DATA = (int, float, complex, bool, np.generic, np.ndarray)
 # Array methods that also take their shape or axes as separate arguments.
 _SHAPE_AS_ARGS = ("reshape", "transpose")
+# Python functions from these packages are library code: they need rules, not inlining.
+_LIBRARIES = ("numpy", "scipy", "numba", "srcgrad", "math", "builtins")
 
 
 @dataclass
@@ -41,10 +51,22 @@ class Resolved:
     data_globals: list[str]  # names appended to the generated function's parameters
     namespace: dict[str, object] = field(default_factory=dict)
     callees: dict[str, object] = field(default_factory=dict)
+    local_functions: dict[str, gast.FunctionDef] = field(default_factory=dict)
+    # data global -> (function, name) it is read from, where that is not (parsed.func, itself)
+    global_sources: dict[str, tuple] = field(default_factory=dict)
+    recursive: list = field(default_factory=list)  # functions called recursively (calls.py)
+    sources: list[str] = field(default_factory=list)  # callee sources the result depends on
 
     def read_globals(self) -> list:
-        """Current values of `data_globals`, as the user's function would see them now."""
-        return [_lookup(self.parsed.func, name)[1] for name in self.data_globals]
+        """Current values of `data_globals`, as the user's functions would see them now."""
+        return [_lookup(*self.global_sources.get(name, (self.parsed.func, name)))[1]
+                for name in self.data_globals]
+
+
+def is_user_function(obj) -> bool:
+    """A Python function srcgrad differentiates by transforming its source (not a library's)."""
+    module = (getattr(obj, "__module__", None) or "").split(".")[0]
+    return inspect.isfunction(obj) and lookup(obj) is None and module not in _LIBRARIES
 
 
 def dotted(spelled: str):
@@ -90,9 +112,10 @@ def _chain(node):
 
 
 class _Resolver(gast.NodeTransformer):
-    def __init__(self, parsed: Parsed, local_names: set[str]):
+    def __init__(self, parsed: Parsed, local_names: set[str], local_functions: dict):
         self.parsed = parsed
         self.locals = local_names
+        self.local_functions = local_functions
         self.data_globals: list[str] = []
         self.namespace: dict[str, object] = {}
         self.callees: dict[str, object] = {}
@@ -121,7 +144,7 @@ class _Resolver(gast.NodeTransformer):
                 self.fail(node, f"{'.'.join(parts[:i])} has no attribute {attr!r}")
         if isinstance(first, types.ModuleType) and id(first) in _ROOTS:
             spelled = ".".join([_ROOTS[id(first)]] + parts[1:])
-        elif len(parts) == 1 and spelling(obj) is not None:
+        elif spelling(obj) is not None:
             spelled = spelling(obj)  # `from math import exp as mexp` -> math.exp
         else:
             spelled = ".".join(parts)
@@ -130,6 +153,8 @@ class _Resolver(gast.NodeTransformer):
         return dotted(spelled), obj, spelled
 
     def visit_Name(self, node):
+        if node.id in self.local_functions:
+            self.fail(node, f"using the function {node.id!r} as a value", syntax=True)
         if node.id in self.locals or not isinstance(node.ctx, gast.Load):
             return node
         found, value = _lookup(self.parsed.func, node.id)
@@ -155,6 +180,11 @@ class _Resolver(gast.NodeTransformer):
 
     def visit_Call(self, node):
         func = node.func
+        if isinstance(func, gast.Name) and func.id in self.local_functions:
+            node.args = [self.visit(a) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
+            node.callee = self.local_functions[func.id]
+            return node
         static = self._static(func)
         if static is None and isinstance(func, gast.Attribute):
             if func.attr == "append" and isinstance(func.value, gast.Name):
@@ -175,12 +205,35 @@ class _Resolver(gast.NodeTransformer):
         node.func, obj, spelled = static
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
-        if obj is np.matmul and len(node.args) == 2 and not node.keywords:
-            # numba compiles `a @ b` but not np.matmul(a, b)
-            binop = gast.BinOp(left=node.args[0], op=gast.MatMult(), right=node.args[1])
-            return gast.copy_location(binop, node)
+        if is_user_function(obj):
+            node.callee = obj  # inlined by normalize (calls.py), not looked up as a rule
+            if self.namespace.get(spelled) is obj:
+                del self.namespace[spelled]
+            return node
+        rewritten = self._rewrite(obj, node)
+        if rewritten is not None:
+            return rewritten
         self.callees[spelled] = obj
         return node
+
+    def _rewrite(self, obj, node):
+        """Calls generated code spells another way (forms numba compiles, rules exist for)."""
+        args, plain = node.args, not node.keywords
+        if obj is np.matmul and len(args) == 2 and plain:  # numba compiles `a @ b` only
+            binop = gast.BinOp(left=args[0], op=gast.MatMult(), right=args[1])
+            return gast.copy_location(binop, node)
+        if obj is np.linalg.slogdet and len(args) == 1 and plain:  # a pair with one gradient
+            halves = [self._call(f.__name__, f, [copy.deepcopy(args[0])], [], node)
+                      for f in (runtime.slogdet_sign, runtime.slogdet_logabs)]
+            return gast.copy_location(gast.Tuple(elts=halves, ctx=gast.Load()), node)
+        if obj is np.einsum and len(args) == 2 and plain:  # one operand
+            return self._call("einsum_single", runtime.einsum_single, args, [], node)
+        if obj is np.linalg.norm:  # 'fro' is the default for matrices; numba rejects the string
+            for holder in [k for k in node.keywords if k.arg == "ord"] or [None]:
+                value = holder.value if holder else (args[1] if len(args) > 1 else None)
+                if isinstance(value, gast.Constant) and value.value == "fro":
+                    value.value = None
+        return None
 
     def _call(self, spelled, obj, args, keywords, where):
         self.callees[spelled] = obj
@@ -188,12 +241,45 @@ class _Resolver(gast.NodeTransformer):
         return gast.copy_location(call, where)
 
 
+def _param_names(args) -> list[str]:
+    return [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+
+
+def _local_functions(tree) -> dict[str, gast.FunctionDef]:
+    """Take `def g(...)` and `g = lambda ...` statements out of the top of the body."""
+    found, body = {}, []
+    for stmt in tree.body:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda):
+            lam = stmt.value
+            ret = gast.copy_location(gast.Return(value=lam.body), stmt)
+            stmt = gast.copy_location(gast.FunctionDef(
+                name=stmt.targets[0].id, args=lam.args, body=[ret], decorator_list=[],
+                returns=None, type_comment=None, type_params=[]), stmt)
+        if isinstance(stmt, gast.FunctionDef):
+            found[stmt.name] = stmt
+        else:
+            body.append(stmt)
+    tree.body = body
+    return found
+
+
 def resolve(parsed: Parsed) -> Resolved:
     tree = parsed.tree
-    params = [a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs]
+    params = _param_names(tree.args)
+    local_functions = _local_functions(tree)
     local_names = set(params) | {n.id for n in gast.walk(tree)
                                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    resolver = _Resolver(parsed, local_names)
+    for fdef in local_functions.values():
+        local_names |= set(_param_names(fdef.args)) | {
+            n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Store)}
+    resolver = _Resolver(parsed, local_names, local_functions)
+    for fdef in local_functions.values():
+        if fdef.name in local_names:
+            resolver.fail(fdef, f"assigning to the name of the local function {fdef.name!r}",
+                          syntax=True)
+        fdef.args.defaults = [resolver.visit(d) for d in fdef.args.defaults]
+        fdef.body = [resolver.visit(stmt) for stmt in fdef.body]
     tree.body = [resolver.visit(stmt) for stmt in tree.body]
     return Resolved(parsed, tree, params, resolver.data_globals, resolver.namespace,
-                    resolver.callees)
+                    resolver.callees, local_functions)

@@ -8,7 +8,10 @@ Input: normalized code (normalize.py), active and reassigned names
   (restored) condition, a loop runs its iterations backwards.
 - Every active name `v` has an adjoint `_adj_v`: zeroed once per execution of
   its home block (scopes.py), then accumulated as `_adj_v = _adj_v + e`, or in
-  place as `_adj_x[idx] += g` for an indexed read.
+  place as `_adj_x[idx] += g` for an indexed read (`add_at(_adj_x, idx, g)` when
+  idx may be an integer array or a mask, see `analyze.plain_index`). The
+  elements of a display a joining call takes (`np.concatenate((a, b))`) get
+  item k of the rule's cotangent each.
   NOTE [adjoint ownership]: only a buffer made by `zeros_like` is ever
   updated in place; optimize.py relies on this when it folds zero inits.
 - After handling an assignment to a reassigned name `v`, the backward sweep
@@ -29,23 +32,26 @@ from dataclasses import dataclass
 
 import gast
 
-from .analyze import (Activity, differentiable, is_append, operation_rule, simple_statements,
-                      spelled_name)
+from .analyze import (Activity, differentiable, is_append, operation_rule, plain_index,
+                      simple_statements, spelled_name)
 from .errors import MissingRuleError, NonScalarOutputError, SrcgradError
 from .normalize import Normalized
+from .rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
 from .scopes import scopes
 from .templates import instantiate
 
+JOINING = SEQUENCE_CALLS - NESTED_DISPLAYS  # they take their values only as a display
+
 
 class Comment(str):
-    """Text that emit.py prints as a `# ...` line; `lineno` is the user's line, if any."""
+    """Text that emit.py prints as a `# ...` line; `where` is the user's file:line, if any."""
 
-    lineno: int | None = None
+    where: str | None = None
 
 
-def comment(text: str, lineno: int | None = None):
+def comment(text: str, where: str | None = None):
     note = Comment(text)
-    note.lineno = lineno
+    note.where = where
     return gast.Expr(value=gast.Constant(value=note, kind=None))
 
 
@@ -99,7 +105,7 @@ def line_comment(parsed, stmt, prefix: str = ""):
     """`# <prefix><the user's line>   (file.py:12)` for the line `stmt` came from."""
     loc = parsed.loc(stmt)
     text = f"{prefix}{loc.text.strip()}   ({os.path.basename(loc.filename)}:{loc.lineno})"
-    return comment(text, loc.lineno)
+    return comment(text, f"{loc.filename}:{loc.lineno}")
 
 
 def with_comments(stmts, parsed, prefix: str) -> list:
@@ -127,7 +133,8 @@ class Reversed:
     write_tapes: dict  # id(forward `y[i] = v` statement) -> name of the tape that undoes it
     restore_sites: dict  # id(backward `v = restore(...)`) -> the forward assignment it undoes
 
-    def function(self) -> gast.FunctionDef:
+    def function(self, called: str | None = None) -> gast.FunctionDef:
+        """The joint function `f__grad` (or `called`): forward sweep, backward sweep, return."""
         norm = self.norm
         grads = [name(adj(w)) for w in self.wrt]
         final = gast.Return(value=gast.Tuple(
@@ -136,7 +143,7 @@ class Reversed:
                                               type_comment=None) for i in norm.inputs],
                               posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
                               kwarg=None, defaults=[])
-        return gast.FunctionDef(name=f"{norm.resolved.tree.name}__grad", args=args,
+        return gast.FunctionDef(name=called or f"{norm.resolved.tree.name}__grad", args=args,
                                 body=self.forward + self.backward + [final], decorator_list=[],
                                 returns=None, type_comment=None, type_params=[])
 
@@ -147,6 +154,7 @@ class _Reverser:
         self.parsed = norm.resolved.parsed
         self.active = activity.active
         self.reassigned = activity.reassigned
+        self.integers = activity.integers
         top = set(norm.inputs) | {_result_name(norm)}
         self.scopes = scopes(forward, set(self.active), top, set(norm.inputs))
         self.fresh = (f"_r{i}" for i in itertools.count(1)).__next__
@@ -209,6 +217,8 @@ class _Reverser:
         base, index = target.value.id, target.slice
         out = []
         if base in self.active:
+            if not plain_index(index, self.integers):
+                out.append(self.write_check(stmt, index))
             slot = gast.Subscript(value=name(adj(base)), slice=index, ctx=gast.Load())
             value = stmt.value
             if isinstance(value, gast.Name) and value.id in self.active:
@@ -294,6 +304,9 @@ class _Reverser:
             base = value.value.id
             if base not in self.active:
                 return []
+            if not plain_index(value.slice, self.integers):  # maybe an integer array or a mask
+                return [gast.Expr(value=call("add_at", name(adj(base)),
+                                             index_value(value.slice), g))]
             slot = gast.Subscript(value=name(adj(base)), slice=value.slice, ctx=gast.Store())
             return [gast.AugAssign(target=slot, op=gast.Add(), value=g)]
         if isinstance(value, gast.List):  # hs = [a, b]: each element's adjoint is a slot
@@ -325,6 +338,14 @@ class _Reverser:
                 f"(the rule takes {_signature_text(rule)})", self.parsed.loc(stmt)) from None
         out = list(stmts)
         for arg, cotangent in cotangents:
+            if isinstance(arg, gast.Tuple):  # np.concatenate((a, b)): one item per element
+                out += self.distribute(arg, cotangent)
+                continue
+            if isinstance(arg, gast.Name) and arg.id in self.active and rule.name in JOINING:
+                raise SrcgradError(
+                    f"srcgrad cannot differentiate {rule.name}({arg.id}): write the values it "
+                    f"joins out in a list or tuple display, {rule.name}([a, b, ...])",
+                    self.parsed.loc(stmt))
             if isinstance(arg, gast.Name) and arg.id in self.active:
                 if rule.custom:
                     loc = self.parsed.loc(stmt)
@@ -333,6 +354,53 @@ class _Reverser:
                     cotangent = call("check_cotangent", cotangent, name(arg.id), const(message))
                 out.append(self.accumulate(arg.id, cotangent))
         return out
+
+    def distribute(self, display, cotangent) -> list:
+        """Item k of a sequence's cotangent to element k of its display (nested: item [i][j])."""
+        targets = [(path, e.id) for path, e in _elements(display)
+                   if isinstance(e, gast.Name) and e.id in self.active]
+        if not targets:
+            return []
+        out = []
+        if not isinstance(cotangent, gast.Name):
+            held = self.fresh()
+            out.append(assign(held, cotangent))
+            cotangent = name(held)
+        for path, var in targets:
+            item = cotangent
+            for k in path:
+                item = gast.Subscript(value=item, slice=const(k), ctx=gast.Load())
+            out.append(self.accumulate(var, item))
+        return out
+
+    def write_check(self, stmt, index):
+        """A run-time check that a write `y[idx] = v` into a differentiated y has no index array."""
+        loc = self.parsed.loc(stmt)
+        message = (f"{loc}: srcgrad cannot differentiate `{loc.text.strip()}`: it writes through "
+                   f"an integer-array index (a repeated index is written twice); write "
+                   f"element by element in a loop, or select with a boolean mask or np.where")
+        return gast.Expr(value=call("check_write_index", index_value(index), const(message)))
+
+
+def _elements(display, path=()):
+    """(index path, element) for each element of a (possibly nested) tuple display."""
+    for k, elt in enumerate(display.elts):
+        if isinstance(elt, gast.Tuple):
+            yield from _elements(elt, path + (k,))
+        else:
+            yield path + (k,), elt
+
+
+def index_value(index):
+    """An index as a value a helper can take: `:, idx` becomes `(slice(None), idx)`."""
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[index_value(e) for e in index.elts], ctx=gast.Load())
+    if not isinstance(index, gast.Slice):
+        return index
+    parts = [index.lower, index.upper] + ([index.step] if index.step is not None else [])
+    if all(p is None for p in parts):
+        parts = [None]
+    return call("slice", *[const(None) if p is None else p for p in parts])
 
 
 def ends_early(loop) -> bool:

@@ -42,7 +42,9 @@ from .reverse import (Reversed, assign, call, const, ends_early, insert_before, 
 
 _TEMP = re.compile(r"^_t\d+$")
 # Helpers whose argument at this position is only used for its type and shape.
-_SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0, "seed_like": 0}
+# (A tuple display there, the values joined by np.concatenate(...), is read for shapes only too.)
+_SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0, "seed_like": 0,
+               "concatenate_grad": 1, "stack_grad": 1, "hstack_grad": 1, "vstack_grad": 1}
 
 
 def _is_restore(stmt) -> bool:
@@ -71,6 +73,8 @@ def _value_reads(stmt) -> set[str]:
             k = _SHAPE_ONLY.get(node.func.id)
             if k is not None and k < len(node.args) and isinstance(node.args[k], gast.Name):
                 shape_only.add(id(node.args[k]))
+            elif k is not None and k < len(node.args) and isinstance(node.args[k], gast.Tuple):
+                shape_only |= {id(e) for e in node.args[k].elts if isinstance(e, gast.Name)}
     return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load) and id(n) not in shape_only}
 

@@ -210,6 +210,15 @@ def math_hypot_atan2(a, b):
     return math.hypot(a, b) * math.atan2(a, b) + math.atan2(b, 1.5)
 
 
+def constants_mixed_in(x):
+    """Array constructors carry no gradient; the values built from x do."""
+    n = x.shape[0]
+    grid = np.linspace(0.0, 1.0, n) + np.arange(n) * 0.5
+    lift = np.full(n, 0.25) + np.ones(n) - np.zeros(n)
+    M = np.eye(n) * 2.0 + np.outer(x, grid)
+    return np.sum(M @ (x * lift)) + np.sum(grid * x)
+
+
 # "numba": numba compiles it, checked with jit=True and jit=False.
 # "fallback": numba cannot compile a primal; jit=True must warn and fall back.
 # "numba-fd": like "numba", but checked against finite differences only (autograd does
@@ -258,6 +267,7 @@ CASES = [
     _case(arctan2_angles,
           lambda: (_rng(34).normal(size=5), _rng(35).uniform(0.3, 2.0, size=5)), (0, 1)),
     _case(math_hypot_atan2, lambda: (0.7, -1.3), (0, 1)),
+    _case(constants_mixed_in, lambda: (_rng(36).normal(size=4),)),
 ]
 
 

@@ -28,8 +28,11 @@ import srcgrad.runtime as runtime
 from srcgrad.rules import REGISTRY as _ALL_RULES
 from srcgrad.rules import spelling
 
-# srcgrad's own rules (rules users add with srcgrad.defvjp are tested in test_custom_rules.py)
-REGISTRY = {key: rule for key, rule in _ALL_RULES.items() if not rule.custom}
+# srcgrad's own rules (rules users add with srcgrad.defvjp are tested in test_custom_rules.py;
+# `linked` ties a recursive call's partials to its arguments and is not the derivative of a
+# function: test_calls.py checks recursive gradients end to end instead)
+REGISTRY = {key: rule for key, rule in _ALL_RULES.items()
+            if not rule.custom and key is not runtime.linked and rule.primal is not None}
 from srcgrad.runtime import (extremum_share, fill_like, log_or_zero, matmul_lhs_grad,
                              matmul_rhs_grad, seed_like, select_where, tie_share, unbroadcast,
                              zeros_like)
@@ -113,7 +116,15 @@ def _is_float_value(x):
 
 
 def _copy(x):
+    if isinstance(x, tuple):  # the values a joining function joins
+        return tuple(_copy(e) for e in x)
     return x.copy() if isinstance(x, np.ndarray) else x
+
+
+def _same(a, b):
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(map(_same, a, b))
+    return np.array_equal(a, b)
 
 
 # ---------------------------------------------------------------------------
@@ -135,7 +146,7 @@ def test_rule_matches_finite_differences(rule, shapes, request):
     snapshot = [_copy(a) for a in (g, ans, *args)]
     out = rule.vjp(g, ans, *args)
     for before, now in zip(snapshot, (g, ans, *args)):
-        assert np.array_equal(before, now), "the rule mutated one of its inputs"
+        assert _same(before, now), "the rule mutated one of its inputs"
 
     n = len(differentiable_params(rule.vjp))
     if n == 1:
@@ -147,7 +158,7 @@ def test_rule_matches_finite_differences(rule, shapes, request):
     assert len(args) >= n
     cots = tuple(cots) + (None,) * (len(args) - n)
 
-    for i, (x, c) in enumerate(zip(args, cots)):
+    for i, x, c, f in _argument_slots(rule, args, cots):
         if not _is_float_value(x):
             assert c is None, f"argument {i} is not a float value but gets a cotangent"
             continue
@@ -167,16 +178,30 @@ def test_rule_matches_finite_differences(rule, shapes, request):
         # Dot-product test: <g, J v> by central differences vs <cot, v>.
         v = float(rng.normal()) if not isinstance(x, np.ndarray) else rng.normal(size=x.shape)
         eps = 1e-6 * max(1.0, float(np.max(np.abs(x))))
-
-        def f(xi):
-            return rule.primal(*args[:i], xi, *args[i + 1:])
-
         terms = np.asarray(g) * (np.asarray(f(x + eps * v)) - np.asarray(f(x - eps * v))) / (2 * eps)
         numeric = float(np.sum(terms))
         analytic = 0.0 if c is None else float(np.sum(np.asarray(c) * v))
         scale = float(np.sum(np.abs(terms))) + (0.0 if c is None else float(np.sum(np.abs(c * v))))
         assert abs(numeric - analytic) <= 1e-6 * scale + 1e-10, (
             f"argument {i}: finite differences give {numeric!r}, the rule gives {analytic!r}")
+
+
+def _argument_slots(rule, args, cots):
+    """(label, value, cotangent, primal as a function of that value) for each argument.
+
+    A tuple argument (np.concatenate((a, b))) stands for its elements: item k of
+    its cotangent belongs to element k (rules/joining.py).
+    """
+    for i, (x, c) in enumerate(zip(args, cots)):
+        if not isinstance(x, tuple) or c is None:  # a tuple option: np.reshape(x, (3, 4))
+            yield i, x, c, (lambda xi, i=i: rule.primal(*args[:i], xi, *args[i + 1:]))
+            continue
+        assert len(c) == len(x), f"argument {i}: one cotangent per element"
+        for k, xk in enumerate(x):
+            def f(xi, i=i, k=k):
+                seq = args[i][:k] + (xi,) + args[i][k + 1:]
+                return rule.primal(*args[:i], seq, *args[i + 1:])
+            yield f"{i}[{k}]", xk, c[k], f
 
 
 # ---------------------------------------------------------------------------

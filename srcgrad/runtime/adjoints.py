@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numba import types
 from numba.extending import overload
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from ._types import is_number as _is_number
 
@@ -90,7 +91,16 @@ def _sum_to(g, shape):
 
 @overload(_sum_to)
 def _sum_to_impl(g, shape):
+    rank = len(shape)
+
     def impl(g, shape):
+        # As in Python: sum the leading axes and the axes where x has length 1; keep g's
+        # length elsewhere (so a shape that does not match g leaves those axes alone).
+        lead = g.ndim - rank
+        dims = np.empty(rank, np.int64)
+        for d in range(rank):
+            dims[d] = 1 if shape[d] == 1 else g.shape[d + lead]
+        shape = to_fixed_tuple(dims, rank)
         # Walk g in C order; each element lands in the out element it was broadcast from.
         out = np.zeros(shape)
         flat = out.reshape(out.size)

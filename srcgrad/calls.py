@@ -1,0 +1,228 @@
+"""Pass 4b, calls: prepare every call into user code for inlining, or for a recursive gradient.
+
+srcgrad differentiates calls into user functions by *inlining* them: normalize
+copies the callee's body into the caller at the call, with the callee's
+names renamed per copy (`y` -> `y__h1`). The whole computation then becomes
+one function: numba compiles it as a unit, the tape analysis sees through
+calls, and nothing crosses a function boundary at run time. The cost is
+code size (each call site is a copy).
+
+Recursion cannot be inlined. A call back into a function that is already
+being inlined calls the generated `f__grad_all(args)` instead, the joint
+gradient of `f` with respect to all its parameters, and ties the value to
+each argument with its partial derivative (`linked`). That costs one
+gradient per recursive call in the forward sweep (no re-computation in the
+backward sweep) and needs the recursive function to return a scalar.
+
+Guarantees to normalize, for every call into user code (a call node that
+resolve marked with `callee`):
+- `call.callee` is a `Callee`: the callee's checked, resolved and desugared
+  body (one `return`, last), its parameters, their defaults, and the names to
+  rename in each inlined copy; or a `Recursive` naming `f__grad_all`.
+- Data the callee reads from its module or closure becomes an input of the
+  function being transformed (`Resolved.data_globals`, `global_sources`).
+- The callee's lines are shifted into the caller's `Parsed` (NOTE [inlined
+  lines] in parse.py), so error messages and comments name the callee's file.
+- `Resolved.recursive` lists the functions whose `__grad_all` is needed, and
+  `Resolved.sources` every callee source the result depends on (cache key).
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import gast
+
+from .check import check
+from .desugar import desugar
+from .errors import MissingRuleError, SourceUnavailableError, SrcgradError, SrcgradSyntaxError
+from .parse import LINE_BLOCK, parse
+from .resolve import Resolved, is_user_function, resolve
+from .rules.calls import generated
+from .runtime import linked
+
+
+@dataclass
+class Callee:
+    name: str  # suffix stem for inlined names: y -> y__<name><k>
+    params: list[str]
+    defaults: dict  # parameter -> default value node (a constant)
+    body: list  # desugared statements, exactly one return, last
+    locals: set[str]  # names each inlined copy renames
+
+
+@dataclass
+class Recursive:
+    name: str  # the generated function to call, `f__grad_all`
+    params: list[str]
+    defaults: dict
+
+
+def grad_all_name(func) -> str:
+    return f"{func.__name__}__grad_all"
+
+
+def _params(args) -> list[str]:
+    return [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+
+
+def _defaults(args) -> dict:
+    positional = args.posonlyargs + args.args
+    found = {a.id: d for a, d in zip(positional[len(positional) - len(args.defaults):],
+                                     args.defaults)}
+    found.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return found
+
+
+def _signature_defaults(func, owner: Resolved, call) -> dict:
+    """Parameter -> default value as a constant node (defaults are evaluated once, at def)."""
+    found = {}
+    for name, param in inspect.signature(func).parameters.items():
+        if param.default is inspect.Parameter.empty:
+            continue
+        if not isinstance(param.default, (int, float, bool, str, type(None))):
+            raise SrcgradError(
+                f"srcgrad cannot inline {func.__qualname__}: the default value of {name!r} is a "
+                f"{type(param.default).__name__}; srcgrad inlines numbers, strings and None as "
+                "defaults. Pass the value explicitly.", owner.parsed.loc(call))
+        found[name] = gast.Constant(value=param.default, kind=None)
+    return found
+
+
+def _called_as(call) -> str:
+    """The name a call spells its callee with (`cube` for a lambda bound to `cube`)."""
+    func = call.func
+    return func.attr if isinstance(func, gast.Attribute) else func.id
+
+
+def _stores(body) -> set[str]:
+    return {n.id for stmt in body for n in gast.walk(stmt)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _calls(body):
+    """Call nodes into user code, outermost first."""
+    for stmt in body:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Call) and getattr(node, "callee", None) is not None:
+                yield node
+
+
+def _nodes(resolved: Resolved):
+    """Every node of a function, its local functions included."""
+    for tree in [resolved.tree, *resolved.local_functions.values()]:
+        yield from gast.walk(tree)
+
+
+class _Linker:
+    def __init__(self, root: Resolved):
+        self.root = root
+        self.done: dict[int, Callee] = {}  # id(function or local def) -> prepared callee
+        self.claimed = {name: (id(root.parsed.func.__globals__), name)
+                        for name in root.data_globals}  # input name -> what it reads
+        self.taken = set(root.params) | _stores(root.tree.body)
+
+    def link(self, body, owner: Resolved, stack: list) -> None:
+        for call in _calls(body):
+            target = call.callee
+            if isinstance(target, (Callee, Recursive)):
+                continue
+            if isinstance(target, gast.FunctionDef):
+                call.callee = self.local(target, owner, stack)
+            elif any(target is f for f in stack):
+                call.callee = self.recursive(target, owner, call)
+            else:
+                call.callee = self.function(target, owner, call, stack)
+
+    def recursive(self, func, owner, call) -> Recursive:
+        if not any(func is f for f in self.root.recursive):
+            self.root.recursive.append(func)
+        name = grad_all_name(func)
+        self.root.callees.setdefault(name, generated(name))
+        self.root.callees["linked"] = linked
+        return Recursive(name, list(inspect.signature(func).parameters),
+                         _signature_defaults(func, owner, call))
+
+    def local(self, fdef, owner: Resolved, stack) -> Callee:
+        if id(fdef) in self.done:
+            return self.done[id(fdef)]
+        if any(fdef is f for f in stack):
+            raise SrcgradSyntaxError(
+                f"srcgrad cannot differentiate the recursive nested function {fdef.name!r}; "
+                "define it at module level (srcgrad differentiates recursive module-level "
+                "functions)", self.root.parsed.loc(fdef))
+        nested = Resolved(self.root.parsed, fdef, _params(fdef.args), [], owner.namespace,
+                          owner.callees, owner.local_functions)
+        desugar(nested)
+        self.link(fdef.body, owner, stack + [fdef])
+        callee = Callee(fdef.name, nested.params, _defaults(fdef.args), fdef.body,
+                        set(nested.params) | _stores(fdef.body))
+        self.done[id(fdef)] = callee
+        return callee
+
+    def function(self, func, owner: Resolved, call, stack) -> Callee:
+        if id(func) in self.done:
+            return self.done[id(func)]
+        try:
+            parsed = parse(func)
+        except SourceUnavailableError:
+            raise MissingRuleError(
+                f"srcgrad cannot differentiate the call to {func.__qualname__}: its source is not "
+                "available (it was made by exec/eval or typed at an interactive prompt) and it "
+                f"has no derivative rule. Give it one with @srcgrad.defvjp({func.__name__}).",
+                owner.parsed.loc(call)) from None
+        try:
+            resolved = desugar(resolve(check(parsed)))
+        except SrcgradError as exc:
+            if hasattr(exc, "add_note"):  # Python 3.11+: say which call led there
+                loc = owner.parsed.loc(call)
+                exc.add_note(f"  called from {loc}: {loc.text.strip()}")
+            raise
+        block = self.root.parsed.adopt(parsed) * LINE_BLOCK
+        for node in _nodes(resolved):
+            if getattr(node, "lineno", None) is not None:
+                node.lineno += block
+        self.root.sources.append(parsed.text)
+        self.merge(func, resolved)
+        self.link(resolved.tree.body, resolved, stack + [func])
+        body = resolved.tree.body
+        name = func.__name__ if func.__name__.isidentifier() else _called_as(call)
+        callee = Callee(name, resolved.params, _signature_defaults(func, owner, call),
+                        body, set(resolved.params) | _stores(body))
+        self.done[id(func)] = callee
+        return callee
+
+    def merge(self, func, resolved: Resolved) -> None:
+        """Make what the callee's code refers to available to the generated module."""
+        root = self.root
+        for key, objects in (("namespace", resolved.namespace), ("callees", resolved.callees)):
+            mine = getattr(root, key)
+            for name, obj in objects.items():
+                if mine.setdefault(name, obj) is not obj and not is_user_function(obj):
+                    raise SrcgradError(
+                        f"srcgrad cannot inline {func.__qualname__}: it calls {name!r}, which "
+                        f"means a different object in {root.parsed.func.__qualname__}; import "
+                        "one of them under another name", resolved.parsed.loc(resolved.tree))
+        renames = {}
+        for name in resolved.data_globals:
+            code = func.__code__
+            reads = (id(func), name) if name in code.co_freevars else (id(func.__globals__), name)
+            known = [k for k, v in self.claimed.items() if v == reads]
+            if known:
+                renames[name] = known[0]
+                continue
+            taken = name in self.claimed or name in self.taken
+            new = f"_sg_{func.__name__}_{name}" if taken else name
+            self.claimed[new] = reads
+            root.data_globals.append(new)
+            root.global_sources[new] = (func, name)
+            renames[name] = new
+        for node in _nodes(resolved):
+            if isinstance(node, gast.Name) and node.id in renames:
+                node.id = renames[node.id]
+
+
+def link(resolved: Resolved) -> Resolved:
+    """Prepare every call into user code in `resolved` (see the module docstring)."""
+    _Linker(resolved).link(resolved.tree.body, resolved, [resolved.parsed.func])
+    return resolved
