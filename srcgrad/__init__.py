@@ -7,6 +7,7 @@ cache, and compiles it with numba. See README.md.
 __version__ = "0.1.0"
 
 from .api import GradFunction, grad, show, value_and_grad  # noqa: E402
+from .derivatives import NestedGrad, hessian, jacfwd, jacrev, jvp, vjp  # noqa: E402
 from .rules.custom import defvjp  # noqa: E402
 from .runtime import stop_gradient  # noqa: E402
 from .errors import (  # noqa: E402
@@ -14,6 +15,7 @@ from .errors import (  # noqa: E402
     SrcgradSyntaxError, SrcgradWarning,
 )
 
-__all__ = ["grad", "value_and_grad", "show", "defvjp", "stop_gradient", "GradFunction", "SrcgradError",
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "show",
+           "defvjp", "stop_gradient", "GradFunction", "NestedGrad", "SrcgradError",
            "SrcgradSyntaxError", "MissingRuleError", "NonScalarOutputError",
            "SourceUnavailableError", "SrcgradWarning"]

@@ -65,6 +65,25 @@ def _check_differentiable(name: str, value):
                     "srcgrad differentiates floats and float64 NumPy arrays")
 
 
+def prepare_inputs(program, signature, wrt, args, kwargs):
+    """(bound arguments, the generated function's inputs): arguments as the user's function
+    binds them, those in `wrt` checked, then the data globals; arrays the function writes
+    into are copied (the caller's are never modified)."""
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    values = dict(bound.arguments)
+    for name in wrt:
+        values[name] = _check_differentiable(name, values[name])
+    inputs = [_plain(v) for v in values.values()]
+    inputs += program.resolved.read_globals()
+    if program.mutated_inputs:
+        names = list(values) + program.resolved.data_globals
+        for k, name in enumerate(names):
+            if name in program.mutated_inputs and isinstance(inputs[k], np.ndarray):
+                inputs[k] = inputs[k].copy()
+    return bound, inputs
+
+
 def _plain(value):
     """0-d arrays become scalars (NOTE [scalars] in runtime/__init__.py)."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
@@ -103,18 +122,7 @@ class GradFunction:
         return self._program.compiled.fallback_reason
 
     def __call__(self, *args, **kwargs):
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        values = dict(bound.arguments)
-        for name in self.wrt:
-            values[name] = _check_differentiable(name, values[name])
-        inputs = [_plain(v) for v in values.values()]
-        inputs += self._program.resolved.read_globals()
-        if self._program.mutated_inputs:  # the function writes into these: never the caller's
-            names = list(values) + self._program.resolved.data_globals
-            for k, name in enumerate(names):
-                if name in self._program.mutated_inputs and isinstance(inputs[k], np.ndarray):
-                    inputs[k] = inputs[k].copy()
+        bound, inputs = prepare_inputs(self._program, self._signature, self.wrt, args, kwargs)
         value, grads = self._program.compiled(*inputs)
         if np.ndim(value) != 0:
             parsed = self._program.resolved.parsed
@@ -133,7 +141,12 @@ class GradFunction:
 
 def _decorator_or_call(func, wrt, jit, with_value):
     if func is None:
-        return lambda f: GradFunction(f, wrt, jit=jit, with_value=with_value)
+        return lambda f: _decorator_or_call(f, wrt, jit, with_value)
+    from .derivatives import NestedGrad  # derivatives.py builds on this module
+    if isinstance(func, (GradFunction, NestedGrad)):
+        if with_value:
+            raise NotImplementedError("value_and_grad of a gradient: use srcgrad.grad")
+        return NestedGrad(func, wrt, jit=jit)
     return GradFunction(func, wrt, jit=jit, with_value=with_value)
 
 
@@ -153,11 +166,15 @@ def value_and_grad(func=None, wrt=0, *, jit=True):
 
 
 def show(func, wrt=0, mode="reverse") -> str:
-    """Print the generated source for `func` and return it as a string."""
-    if mode != "reverse":
-        raise ValueError(f"mode={mode!r} is not available: srcgrad generates mode='reverse' "
-                         "code (forward mode is not implemented yet)")
+    """Print the generated source for `func` and return it as a string.
+
+    `mode` is "reverse" (the gradient, `f__grad`) or "forward" (the
+    Jacobian-vector product, `f__jvp`).
+    """
+    if mode not in ("reverse", "forward"):
+        raise ValueError(f"mode={mode!r} is not available: use mode='reverse' (gradients) or "
+                         "mode='forward' (Jacobian-vector products)")
     names, _ = _wrt_names(func, wrt)
-    source = transform(func, names)[2].source
+    source = transform(func, names, mode)[2].source
     print(source)
     return source

@@ -53,13 +53,14 @@ class Callee:
 
 @dataclass
 class Recursive:
-    name: str  # the generated function to call, `f__grad_all`
+    name: str  # the function's name; generated code calls `f__grad_all` or `f__jvp_all`
     params: list[str]
     defaults: dict
 
 
 def grad_all_name(func) -> str:
-    return f"{func.__name__}__grad_all"
+    """`f__grad_all` for a function or a function's name."""
+    return f"{getattr(func, '__name__', func)}__grad_all"
 
 
 def _params(args) -> list[str]:
@@ -140,7 +141,7 @@ class _Linker:
         name = grad_all_name(func)
         self.root.callees.setdefault(name, generated(name))
         self.root.callees["linked"] = linked
-        return Recursive(name, list(inspect.signature(func).parameters),
+        return Recursive(func.__name__, list(inspect.signature(func).parameters),
                          _signature_defaults(func, owner, call))
 
     def local(self, fdef, owner: Resolved, stack) -> Callee:

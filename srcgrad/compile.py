@@ -53,6 +53,16 @@ class Compiled:
         self.backend = "python"
         return self.python(*args)
 
+    def call_helper(self, name: str, *args):
+        """Call another function of the generated module (`f__value`), compiled if numba can."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NumbaPerformanceWarning)
+                return getattr(self.module, name)(*args)
+        except NumbaError:
+            self.module.__dict__.update(self.helpers)
+            return self.helpers[name](*args)
+
     def _compiled_for(self, args) -> bool:
         """Whether numba holds compiled code for these argument types."""
         try:

@@ -63,7 +63,16 @@ class _Desugar:
         self.resolved = resolved
         self.parsed = resolved.parsed
         self.ids = itertools.count(1)
+        self.taken = {n.id for n in gast.walk(resolved.tree) if isinstance(n, gast.Name)}
         self.flags_return = False
+
+    def next_id(self) -> int:
+        """A number K for `_brkK`, `_skipK`, `_iK`, `_sK` that the code does not use yet
+        (generated code, differentiated again, has such names of its own)."""
+        while True:
+            k = next(self.ids)
+            if not {f"_brk{k}", f"_skip{k}", f"_i{k}", f"_s{k}"} & self.taken:
+                return k
 
     def fail(self, node, what, hint=""):
         raise SrcgradSyntaxError(
@@ -116,7 +125,7 @@ class _Desugar:
         return [stmt], False
 
     def loop(self, stmt, outer: _Loop | None):
-        k = next(self.ids)
+        k = self.next_id()
         pre = []
         if isinstance(stmt, gast.For):
             pre, target, iterable, prefix = self.iteration(stmt)
@@ -173,7 +182,7 @@ class _Desugar:
                 and start.value == 0 and index.id not in assigned:
             var, prefix = index.id, []
         else:
-            var = f"_i{next(self.ids)}"
+            var = f"_i{self.next_id()}"
             prefix = []
             if index is not None:
                 prefix.append(_assign(index, gast.BinOp(left=_name(var), op=gast.Add(),
@@ -205,7 +214,7 @@ class _Desugar:
             return expr, []
         if isinstance(expr, gast.Name) and expr.id not in assigned:
             return expr, []
-        temp = f"_s{next(self.ids)}"
+        temp = f"_s{self.next_id()}"
         return _name(temp), [_assign(temp, expr, where)]
 
 

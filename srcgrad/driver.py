@@ -3,6 +3,8 @@
     parse -> check -> resolve -> desugar -> calls -> normalize -> analyze -> reverse
           -> optimize -> tape -> emit -> cache (a real .py file) -> compile (numba or Python)
 
+Forward mode replaces reverse -> optimize -> tape by one pass, forward.
+
 Calls into user functions are inlined by normalize (calls.py); each function
 called recursively gets its own joint gradient `f__grad_all` in the same module.
 
@@ -10,6 +12,7 @@ called recursively gets its own joint gradient `f__grad_all` in the same module.
 """
 from __future__ import annotations
 
+import copy
 import inspect
 import os
 import sys
@@ -25,6 +28,7 @@ from .check import check
 from .compile import Compiled
 from .desugar import desugar
 from .emit import Emitted, emit
+from .forward import forward, jvp_all_name
 from .errors import SrcgradError
 from .normalize import normalize
 from .optimize import optimize
@@ -56,21 +60,35 @@ def _dump(stage: str, tree) -> None:
         print(astor.to_source(gast.gast_to_ast(tree)), file=sys.stderr)
 
 
-def transform(func, wrt: list[str]):
-    """The reverse-mode transformation of `func` with respect to parameter names `wrt`.
+# What each mode generates: description, name of the function for a recursive callee.
+_MODES = {
+    "reverse": ("gradient", grad_all_name),
+    "vjp": ("vector-Jacobian product", grad_all_name),
+    "forward": ("Jacobian-vector product (forward mode)", jvp_all_name),
+}
 
+
+def transform(func, wrt: list[str], mode: str = "reverse"):
+    """The transformation of `func` with respect to parameter names `wrt`.
+
+    `mode` is "reverse" (`f__grad`), "vjp" (`f__vjp`: reverse mode seeded by an
+    extra last parameter, the output's cotangent) or "forward" (`f__jvp`).
     Returns the root's `Resolved` and `Normalized` and the emitted module, which
-    also holds `g__grad_all` for every function `g` called recursively.
+    also holds `g__grad_all` (`g__jvp_all`) for every function `g` called recursively.
     """
-    resolved, norm, tree = _reverse(func, wrt)
+    what, helper_name = _MODES[mode]
+    resolved, norm, tree = _one(func, wrt, mode)
     trees, done, todo = [tree], [], list(resolved.recursive)
+    if mode == "vjp":  # vjp needs the value before any cotangent is known
+        trees.append(value_function(norm, f"{resolved.tree.name}__value"))
     while todo:
         callee = todo.pop(0)
         if any(callee is f for f in done):
             continue
         done.append(callee)
         params = list(inspect.signature(callee).parameters)
-        inner, _, inner_tree = _reverse(callee, params, grad_all_name(callee))
+        inner, _, inner_tree = _one(callee, params, "forward" if mode == "forward" else "reverse",
+                                    helper_name(callee.__name__))
         if inner.data_globals:
             raise SrcgradError(
                 f"srcgrad cannot differentiate the recursive function {callee.__qualname__}: it "
@@ -80,32 +98,49 @@ def transform(func, wrt: list[str]):
         trees.append(inner_tree)
         todo += inner.recursive
         resolved.sources += [inner.parsed.text] + inner.sources
-    return resolved, norm, emit(trees, resolved.parsed, f"gradient wrt {', '.join(wrt)}")
+    return resolved, norm, emit(trees, resolved.parsed, f"{what} wrt {', '.join(wrt)}")
 
 
-def _reverse(func, wrt: list[str], name: str | None = None):
+def value_function(norm, called: str) -> gast.FunctionDef:
+    """The normalized primal as a function of the same inputs."""
+    args = gast.arguments(args=[gast.Name(id=i, ctx=gast.Param(), annotation=None,
+                                          type_comment=None) for i in norm.inputs],
+                          posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                          kwarg=None, defaults=[])
+    return gast.FunctionDef(name=called, args=args, body=copy.deepcopy(norm.body),
+                            decorator_list=[], returns=None, type_comment=None, type_params=[])
+
+
+def _one(func, wrt: list[str], mode: str, name: str | None = None):
     resolved = link(desugar(resolve(check(parse(func)))))
-    norm = normalize(resolved)
+    norm = normalize(resolved, "forward" if mode == "forward" else "reverse")
     _dump("anf", gast.FunctionDef(name=resolved.tree.name, args=resolved.tree.args, body=norm.body,
                                   decorator_list=[], returns=None, type_comment=None,
                                   type_params=[]))
-    rev = reverse(norm, analyze(norm, wrt), wrt)
+    if mode == "forward":
+        tree = forward(norm, analyze(norm, wrt), wrt).function(name)
+        _dump("final", tree)
+        return resolved, norm, tree
+    seed = "_sg_cotangent" if mode == "vjp" else None
+    primal = copy.deepcopy(norm.body)  # the passes below extend the loops' bodies in place
+    rev = reverse(norm, analyze(norm, wrt), wrt, seed)
     _dump("reverse", rev.function())
     rev = record(optimize(rev))
-    tree = rev.function(name)
+    tree = rev.function(name or (f"{resolved.tree.name}__vjp" if seed else None))
     _dump("final", tree)
+    norm.body = primal
     return resolved, norm, tree
 
 
-def build(func, wrt: list[str], jit: bool = True) -> Program:
+def build(func, wrt: list[str], jit: bool = True, mode: str = "reverse") -> Program:
     """Transform, write to the cache, import, and wrap for numba (compiled on first call)."""
-    resolved, norm, emitted = transform(func, wrt)
+    resolved, norm, emitted = transform(func, wrt, mode)
     parsed = resolved.parsed
     key = cache.cache_key(parsed.text, parsed.filename, func.__qualname__,
-                          {"wrt": wrt, "callees": resolved.sources})
+                          {"wrt": wrt, "callees": resolved.sources, "mode": mode})
     path = cache.store(emitted.function, key, emitted.source)
     module = cache.load(path, resolved.namespace)
     where = f"{os.path.basename(parsed.filename)}:{parsed.first_line}"
     compiled = Compiled(module, emitted.function, emitted.helpers, path, emitted.line_map,
-                        f"gradient of {func.__qualname__} ({where})", jit=jit)
+                        f"{_MODES[mode][0]} of {func.__qualname__} ({where})", jit=jit)
     return Program(resolved, emitted, path, compiled, sorted(norm.mutated & set(norm.inputs)))

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .calls import Recursive
+from .calls import Recursive, grad_all_name
 from .errors import SrcgradSyntaxError
 from .resolve import Resolved
 from .runtime import snapshot
@@ -101,7 +101,8 @@ def _mutated(body) -> set[str]:
 
 
 class _Normalizer:
-    def __init__(self, resolved: Resolved):
+    def __init__(self, resolved: Resolved, mode: str):
+        self.mode = mode  # "reverse" or "forward": how a recursive call is spelled
         body = resolved.tree.body
         self.inputs = resolved.params + resolved.data_globals
         self.parsed = resolved.parsed
@@ -110,6 +111,7 @@ class _Normalizer:
         self.version = {name: name for name in self.inputs}  # user name -> current SSA name
         self.count = {name: 1 for name in self.inputs}
         self.temps = itertools.count(1)
+        self.taken = _all_names(resolved)
         self.blocks: list[list] = [[]]
         self.where = None  # the user statement being normalized
         self.copied_from: dict[str, str] = {}  # y -> x after `y = x` (they share memory)
@@ -122,7 +124,12 @@ class _Normalizer:
 
     # ---- naming ------------------------------------------------------------------
     def fresh_temp(self) -> str:
-        return f"_t{next(self.temps)}"
+        """`_t1`, `_t2`, ...: skipping names the code already has (generated code, differentiated
+        again, has temporaries of its own)."""
+        while True:
+            temp = f"_t{next(self.temps)}"
+            if temp not in self.taken:
+                return temp
 
     def define(self, user_name: str) -> str:
         if user_name in self.unversioned or user_name.startswith("_"):
@@ -222,8 +229,16 @@ class _Normalizer:
         return [atoms[name] for name in callee.params]
 
     def call_recursive(self, callee: Recursive, values):
-        """`f__grad_all(args)`, its value linked to each argument by its partial derivative."""
-        both = self._store(gast.Call(func=_name(callee.name), args=values, keywords=[]), None)
+        """`f__grad_all(args)`, its value linked to each argument by its partial derivative.
+
+        For forward mode the call stays `f(args)` (forward.py calls `f__jvp_all`).
+        """
+        if self.mode == "forward":
+            kept = gast.Call(func=_name(callee.name), args=values, keywords=[])
+            kept.callee = callee
+            return self._store(kept, None)
+        both = self._store(gast.Call(func=_name(grad_all_name(callee.name)), args=values,
+                                     keywords=[]), None)
         value = self._store(_item(both, 0), None)
         partials = self._store(_item(both, 1), None)
         for k, arg in enumerate(values):
@@ -548,6 +563,11 @@ def _rebound_before_written(body, name: str) -> bool:
     return True
 
 
+def _all_names(resolved: Resolved) -> set[str]:
+    trees = [resolved.tree, *resolved.local_functions.values()]
+    return {n.id for tree in trees for n in gast.walk(tree) if isinstance(n, gast.Name)}
+
+
 def _item(whole, k):
     return gast.Subscript(value=whole, slice=gast.Constant(value=k, kind=None), ctx=gast.Load())
 
@@ -569,8 +589,8 @@ def _dotted(node) -> str:
     return ".".join(([node.id] if isinstance(node, gast.Name) else []) + parts[::-1])
 
 
-def normalize(resolved: Resolved) -> Normalized:
-    norm = _Normalizer(resolved)
+def normalize(resolved: Resolved, mode: str = "reverse") -> Normalized:
+    norm = _Normalizer(resolved, mode)
     for stmt in resolved.tree.body:
         norm.statement(stmt)
     if any(norm.mutated):

@@ -132,6 +132,7 @@ class Reversed:
     output: gast.AST  # the function's value: its result atom, or `_out` if restores change it
     write_tapes: dict  # id(forward `y[i] = v` statement) -> name of the tape that undoes it
     restore_sites: dict  # id(backward `v = restore(...)`) -> the forward assignment it undoes
+    seed: str | None = None  # parameter holding the output's cotangent (vjp), else seed_like
 
     def function(self, called: str | None = None) -> gast.FunctionDef:
         """The joint function `f__grad` (or `called`): forward sweep, backward sweep, return."""
@@ -139,8 +140,9 @@ class Reversed:
         grads = [name(adj(w)) for w in self.wrt]
         final = gast.Return(value=gast.Tuple(
             elts=[self.output, gast.Tuple(elts=grads, ctx=gast.Load())], ctx=gast.Load()))
+        params = norm.inputs + ([self.seed] if self.seed else [])
         args = gast.arguments(args=[gast.Name(id=i, ctx=gast.Param(), annotation=None,
-                                              type_comment=None) for i in norm.inputs],
+                                              type_comment=None) for i in params],
                               posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
                               kwarg=None, defaults=[])
         return gast.FunctionDef(name=called or f"{norm.resolved.tree.name}__grad", args=args,
@@ -157,7 +159,8 @@ class _Reverser:
         self.integers = activity.integers
         top = set(norm.inputs) | {_result_name(norm)}
         self.scopes = scopes(forward, set(self.active), top, set(norm.inputs))
-        self.fresh = (f"_r{i}" for i in itertools.count(1)).__next__
+        taken = {n.id for stmt in norm.body for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+        self.fresh = (f"_r{i}" for i in itertools.count(1) if f"_r{i}" not in taken).__next__
         self.counters = itertools.count(1)
         self.loop_depth = _loop_depths(forward)
         self.counted: list = []  # (loop, counter name) for loops counted in the forward sweep
@@ -337,7 +340,7 @@ class _Reverser:
                 f"srcgrad's derivative rule for {rule.name} does not support this call: {exc} "
                 f"(the rule takes {_signature_text(rule)})", self.parsed.loc(stmt)) from None
         out = list(stmts)
-        for arg, cotangent in cotangents:
+        for _, arg, cotangent in cotangents:
             if isinstance(arg, gast.Tuple):  # np.concatenate((a, b)): one item per element
                 out += self.distribute(arg, cotangent)
                 continue
@@ -456,14 +459,17 @@ def _reject_tuple_result(norm):
                 norm.resolved.parsed.loc(stmt))
 
 
-def reverse(norm: Normalized, activity: Activity, wrt: list[str]) -> Reversed:
+def reverse(norm: Normalized, activity: Activity, wrt: list[str],
+            seed: str | None = None) -> Reversed:
+    """The backward sweep; `seed` names a parameter holding the output's cotangent (vjp)."""
     _reject_tuple_result(norm)
     forward = norm.body[:-1]
     rev = _Reverser(norm, activity, forward)
     out_name = _result_name(norm)
     backward = [comment("backward sweep")]
     if out_name in activity.active:
-        backward.append(assign(adj(out_name), call("seed_like", name(out_name))))
+        backward.append(assign(adj(out_name), name(seed) if seed else call("seed_like",
+                                                                             name(out_name))))
     backward += rev.block(forward)
     for w in wrt:
         if w not in activity.active:
@@ -479,7 +485,7 @@ def reverse(norm: Normalized, activity: Activity, wrt: list[str]) -> Reversed:
         forward.append(assign("_out", name(out_name)))
         output = name("_out")
     return Reversed(norm, forward, backward, list(wrt), output, rev.write_tapes,
-                    rev.restore_sites)
+                    rev.restore_sites, seed)
 
 
 def _search(body, target):

@@ -102,28 +102,24 @@ class _Substitute(gast.NodeTransformer):
         return new
 
 
-def instantiate(rule: Rule, g, ans, args: list, keywords: dict, fresh, namespace: dict):
-    """(statements, [(atom passed for a differentiable parameter, its cotangent expression)]).
+def inline(fn, passed: dict, fresh, namespace: dict, what: str):
+    """(statements, returned expression) of `fn`'s body with its parameters bound to `passed`.
 
-    Arguments may be passed by position or keyword, as the primal allows.
-    Globals the rule needs are added to `namespace` (the generated module's).
-    Raises TypeError when the call's arguments do not fit the rule's signature.
+    `passed` maps each parameter to an AST atom or a plain constant; the body's
+    locals are renamed by `fresh()`. Globals the rule needs are added to
+    `namespace` (the generated module's).
     """
-    sig = inspect.signature(rule.vjp)
-    bound = sig.bind(g, ans, *args, **keywords)
-    bound.apply_defaults()
-    passed = dict(bound.arguments)
     mapping = {name: (value if isinstance(value, gast.AST)
                       else gast.Constant(value=value, kind=None))
                for name, value in passed.items()}
-    tree = _rule_tree(rule.vjp)
-    for name, spelled, value in free_names(rule.vjp):
+    tree = _rule_tree(fn)
+    for name, spelled, value in free_names(fn):
         if spelled != name:
             mapping[name] = gast.Name(id=spelled, ctx=gast.Load(), annotation=None,
                                       type_comment=None)
         if value is not None:
             if namespace.get(spelled, value) is not value:
-                raise TypeError(f"two derivative rules named {rule.vjp.__name__} use different "
+                raise TypeError(f"two {what}s named {fn.__name__} use different "
                                 f"objects called {name!r}; rename one of the rules")
             namespace[spelled] = value
     *body, ret = tree.body
@@ -133,13 +129,29 @@ def instantiate(rule: Rule, g, ans, args: list, keywords: dict, fresh, namespace
                 mapping.setdefault(node.id, gast.Name(id=fresh(), ctx=gast.Store(),
                                                       annotation=None, type_comment=None))
     subst = _Substitute(mapping)
-    stmts = [subst.visit(copy.deepcopy(s)) for s in body]
-    value = subst.visit(copy.deepcopy(ret.value))
+    return [subst.visit(copy.deepcopy(s)) for s in body], subst.visit(copy.deepcopy(ret.value))
+
+
+def bind(fn, *args, **keywords) -> dict:
+    """Parameter -> value for a call of `fn`, defaults applied (TypeError if it does not fit)."""
+    bound = inspect.signature(fn).bind(*args, **keywords)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def instantiate(rule: Rule, g, ans, args: list, keywords: dict, fresh, namespace: dict):
+    """(statements, [(parameter, atom passed for it, its cotangent expression)]).
+
+    Arguments may be passed by position or keyword, as the primal allows.
+    Raises TypeError when the call's arguments do not fit the rule's signature.
+    """
+    passed = bind(rule.vjp, g, ans, *args, **keywords)
+    stmts, value = inline(rule.vjp, passed, fresh, namespace, "derivative rule")
     params = differentiable_params(rule.vjp)
     parts = [value] if len(params) == 1 else list(value.elts)
     if len(parts) != len(params):
         raise AssertionError(f"rule {rule.vjp.__qualname__} returns {len(parts)} cotangents, "
                              f"not {len(params)}")
-    cotangents = [(passed[p], part) for p, part in zip(params, parts)
+    cotangents = [(p, passed[p], part) for p, part in zip(params, parts)
                   if not (isinstance(part, gast.Constant) and part.value is None)]
     return stmts, cotangents

@@ -767,13 +767,12 @@ def test_source_wrapped_and_show(capsys):
     assert g.backend == "python" and g.fallback_reason is None
 
 
-def test_show_forward_mode_is_a_clear_error():
+def test_show_unknown_mode_is_a_clear_error():
     with pytest.raises(ValueError) as info:
-        srcgrad.show(api_square, mode="forward")
+        srcgrad.show(api_square, mode="sideways")
     message = str(info.value)
-    assert "forward" in message
-    assert "reverse" in message
-    assert "not" in message
+    assert "'sideways'" in message
+    assert "mode='reverse'" in message and "mode='forward'" in message
 
 
 def test_bare_decorator():

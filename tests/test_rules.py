@@ -304,7 +304,7 @@ def test_rule_return_arity(vjp):
     returned = [ret.value] if n == 1 else ret.value.elts
     not_none = [v for v in returned if not (isinstance(v, ast.Constant) and v.value is None)]
     assert len(parts) == len(not_none)
-    assert all(arg in args for arg, _ in parts)
+    assert all(arg in args for _, arg, _ in parts)
     assert len(stmts) == len(body)
 
 
@@ -435,3 +435,41 @@ def test_runtime_twins_agree(helper, args):
     for b, a in zip(before, args):
         assert np.array_equal(b, a), "the helper mutated its input"
     _assert_same(py, nb, helper)
+
+
+# ---------------------------------------------------------------------------
+# 6. forward-mode rules (rules/forward.py)
+# ---------------------------------------------------------------------------
+
+from srcgrad.rules.forward import ELEMENTWISE, LINEAR, forward_rule  # noqa: E402
+
+
+def test_every_rule_has_a_forward_rule():
+    missing = sorted({rule.name for rule in REGISTRY.values()
+                      if rule.vjp is not None and forward_rule(rule) is None})
+    assert not missing, f"no forward-mode rule for {missing}"
+
+
+EXPLICIT = [p for p in SWEEP if callable(forward_rule(p.values[0]))
+            and forward_rule(p.values[0]) not in (ELEMENTWISE, LINEAR)]
+
+
+@pytest.mark.parametrize("rule, shapes", EXPLICIT)
+def test_explicit_forward_rule_matches_finite_differences(rule, shapes, request):
+    """`jvp(t..., ans, *args)` == the directional derivative of the primal along t."""
+    rng = np.random.default_rng(zlib.crc32(request.node.callspec.id.encode()))
+    if rule.sample is not None:
+        args = list(shapes(rng))
+    else:
+        lo, hi = rule.domain
+        args = [_draw(rng, s, lo, hi) for s in shapes]
+    n = len(differentiable_params(rule.vjp))
+    tangents = [rng.normal(size=np.shape(a)) if isinstance(a, np.ndarray) else float(rng.normal())
+                for a in args[:n]]
+    ans = rule.primal(*args)
+    got = forward_rule(rule)(*tangents, ans, *args)
+    eps = 1e-6
+    moved = [a + eps * t for a, t in zip(args, tangents)] + args[n:]
+    back = [a - eps * t for a, t in zip(args, tangents)] + args[n:]
+    expected = (np.asarray(rule.primal(*moved)) - np.asarray(rule.primal(*back))) / (2 * eps)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)

@@ -148,3 +148,4 @@ def fingerprint() -> str:
 
 
 from . import arith, calls, numpy_ufuncs, reductions, linalg, einsum, shapes, joining  # noqa: E402,F401  (they register)
+from . import helpers, forward  # noqa: E402,F401  (forward rules refer to the reverse ones)

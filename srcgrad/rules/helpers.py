@@ -1,0 +1,66 @@
+"""Rules for the run-time helpers generated code calls, so generated code can be differentiated.
+
+Higher derivatives transform generated code again (forward over forward for
+Hessians and `grad(grad(f))`, reverse over forward for a gradient called
+inside a differentiated function); the helpers that code calls need rules in
+both modes (rules/forward.py classifies them).
+"""
+import numpy as np
+
+from ..runtime import (axis_extremum_share, clip_mask, expand_to, extremum_share, log_or_zero,
+                       matrix_inner, reduce_sum, seed_like, select_where, stack_scalar,
+                       swap_last_axes, tie_share, tril_half_diag, zeros_like)
+from . import defnondiff, defrule
+
+# Constants and piecewise-constant weights: no gradient.
+defnondiff(zeros_like, seed_like, tie_share, extremum_share, axis_extremum_share, clip_mask)
+
+
+def _reduce_axis0(rng):
+    return rng.normal(size=(3, 4)), 0, False
+
+
+def _reduce_all(rng):
+    return rng.normal(size=(2, 3)), None, False
+
+
+@defrule(reduce_sum, sample=(_reduce_axis0, _reduce_all))
+def reduce_sum_vjp(g, ans, x, axis, keepdims):
+    return expand_to(g, x, axis, keepdims), None, None
+
+
+def _matrices(rng):
+    return rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+
+
+@defrule(matrix_inner, sample=(_matrices,))
+def matrix_inner_vjp(g, ans, p, q):
+    return stack_scalar(g) * q, stack_scalar(g) * p
+
+
+def _matrix(rng):
+    return (rng.normal(size=(3, 3)),)
+
+
+@defrule(swap_last_axes, sample=(_matrix,))
+def swap_last_axes_vjp(g, ans, x):
+    return swap_last_axes(g)
+
+
+@defrule(tril_half_diag, sample=(_matrix,))
+def tril_half_diag_vjp(g, ans, x):
+    return tril_half_diag(g)  # a projection that scales the diagonal: its own adjoint
+
+
+def _select(rng):
+    return rng.normal(size=4) > 0, rng.normal(size=4), rng.normal(size=4)
+
+
+@defrule(select_where, sample=(_select,))
+def select_where_vjp(g, ans, c, a, b):
+    return None, select_where(c, g, 0.0), select_where(c, 0.0, g)
+
+
+@defrule(log_or_zero, domain=(0.3, 2.0))
+def log_or_zero_vjp(g, ans, x):
+    return g * select_where(x > 0, 1.0 / np.where(x > 0, x, 1.0), 0.0)
