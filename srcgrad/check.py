@@ -13,6 +13,7 @@ user's file:line:col.
 """
 from __future__ import annotations
 
+import os
 import re
 
 import gast
@@ -87,7 +88,9 @@ def check(parsed: Parsed) -> Parsed:
 
 def is_generated(func) -> bool:
     """Whether `func` is code srcgrad generated (differentiated again for higher order)."""
-    return (getattr(func, "__module__", None) or "").startswith("srcgrad_generated.")
+    from .cache import cache_dir
+    where = os.path.dirname(os.path.abspath(func.__code__.co_filename))
+    return where == os.path.abspath(cache_dir())
 
 
 def _check_local_function(parsed: Parsed, fdef) -> None:

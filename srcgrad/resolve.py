@@ -63,6 +63,10 @@ class Resolved:
                 for name in self.data_globals]
 
 
+def _is_gradient(obj) -> bool:
+    return type(obj).__name__ == "GradFunction" and type(obj).__module__ == "srcgrad.api"
+
+
 def is_user_function(obj) -> bool:
     """A Python function srcgrad differentiates by transforming its source (not a library's)."""
     module = (getattr(obj, "__module__", None) or "").split(".")[0]
@@ -205,6 +209,12 @@ class _Resolver(gast.NodeTransformer):
         node.func, obj, spelled = static
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
+        if _is_gradient(obj):  # srcgrad.grad(f) called inside: inline f's gradient code
+            from .derivatives import gradient_by_forward_mode
+            try:
+                obj = gradient_by_forward_mode(obj)
+            except NotImplementedError as exc:
+                self.fail(node, str(exc))
         if is_user_function(obj):
             node.callee = obj  # inlined by normalize (calls.py), not looked up as a rule
             if self.namespace.get(spelled) is obj:

@@ -182,7 +182,7 @@ def test_hessian_matches_finite_differences_of_the_gradient(jit):
     fd = np.array([(gradient(x + eps * e, W0) - gradient(x - eps * e, W0)) / (2 * eps)
                    for e in np.eye(3)])
     np.testing.assert_allclose(h, fd, rtol=1e-6, atol=1e-7)
-    np.testing.assert_array_equal(h, h.T)
+    np.testing.assert_allclose(h, h.T, rtol=1e-12, atol=1e-14)  # each entry computed
     np.testing.assert_allclose(srcgrad.jacfwd(srcgrad.grad(energy), jit=jit)(x, W0), h,
                                rtol=1e-12)
 
@@ -227,6 +227,49 @@ def test_show_forward_mode():
     source = srcgrad.show(rnn, wrt=0, mode="forward")
     assert "def rnn__jvp(W, x, h0, _tan_W)" in source
     assert "_tan_h = " in source and "(test_forward.py:" in source
+
+
+# ---- a function that calls a gradient, differentiated ---------------------------------
+
+CUBIC = 0.5  # module data smooth reads: also read at every call through the gradient
+
+
+def smooth(x, W):
+    return np.sum(np.tanh(W @ x) ** 2) + np.sum(x ** 3) * CUBIC
+
+
+grad_smooth = srcgrad.grad(smooth)
+
+
+def gradient_norm(x, W):
+    g = grad_smooth(x, W)
+    return np.sum(g * g)
+
+
+def quartic(x):
+    return x ** 4 * np.sin(x)
+
+
+d_quartic = srcgrad.grad(quartic)
+
+
+def sum_of_slopes(x):
+    y = 0.0
+    for k in range(3):
+        if k != 1:
+            y = y + d_quartic(x * (k + 1))
+    return y
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_gradient_of_a_function_that_calls_a_gradient(jit):
+    x = np.array([0.4, -0.7, 1.2])
+    got = srcgrad.grad(gradient_norm, jit=jit)(x, W0)
+    np.testing.assert_allclose(got, numerical_grad(gradient_norm, [x, W0], 0), rtol=1e-6)
+    h = srcgrad.hessian(smooth, jit=jit)(x, W0)  # d/dx |g|^2 = 2 H g
+    np.testing.assert_allclose(got, 2 * h @ grad_smooth(x, W0), rtol=1e-9)
+    slope = srcgrad.grad(sum_of_slopes, jit=jit)(0.3)
+    assert slope == pytest.approx(numerical_grad(sum_of_slopes, [0.3], 0), rel=1e-6)
 
 
 # ---- errors ---------------------------------------------------------------------------

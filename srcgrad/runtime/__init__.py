@@ -12,7 +12,7 @@ int; 0-d arrays are turned into floats by the caller before the call
 from __future__ import annotations
 
 from .calls import linked, stop_gradient  # noqa: F401
-from .tangents import matrix_inner, reduce_sum, solve_like, solve_product  # noqa: F401
+from .tangents import matrix_inner, reduce_sum, solve_like, solve_product, unit_like  # noqa: F401
 from .checks import check_cotangent, forbid_array_alias, snapshot  # noqa: F401
 from .tape import restore, range_last, tape_array, trip_count  # noqa: F401
 from .adjoints import seed_like, zeros_like, unbroadcast, fill_like  # noqa: F401
@@ -29,6 +29,7 @@ __all__ = [
     "reduce_sum",
     "solve_like",
     "solve_product",
+    "unit_like",
     "stop_gradient",
     "check_cotangent",
     "forbid_array_alias",

@@ -55,3 +55,23 @@ def solve_like(a, r, b):
 @overload(solve_like)
 def _solve_like(a, r, b):
     return lambda a, r, b: np.linalg.solve(a, r)  # numba: single matrices, r shaped like b
+
+
+def unit_like(x, k):
+    """1.0 for a number; for an array, zeros of its shape with a one at flat index k."""
+    if np.ndim(x) == 0:
+        return 1.0
+    e = np.zeros(np.shape(x))
+    e.flat[k] = 1.0
+    return e
+
+
+@overload(unit_like)
+def _unit_like(x, k):
+    if isinstance(x, types.Array):
+        def impl(x, k):
+            e = np.zeros(x.shape)
+            e.reshape(e.size)[k] = 1.0
+            return e
+        return impl
+    return lambda x, k: 1.0
