@@ -209,6 +209,9 @@ class _Resolver(gast.NodeTransformer):
         node.func, obj, spelled = static
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
+        if inspect.isfunction(getattr(obj, "py_func", None)) and (
+                obj.py_func.__module__ or "").startswith("srcgrad_generated."):
+            obj = obj.py_func  # generated code, compiled: differentiate its source again
         if _is_gradient(obj):  # srcgrad.grad(f) called inside: inline f's gradient code
             from .derivatives import gradient_by_forward_mode
             try:

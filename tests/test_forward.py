@@ -190,7 +190,10 @@ def test_hessian_matches_finite_differences_of_the_gradient(jit):
 def wave(x):
     y = x
     for k in range(3):
-        y = np.sin(y) * x + k * 0.1
+        if y > 0.5:
+            y = np.sin(y) * x + k * 0.1
+        else:
+            y = test_calls.sigmoid(y) * x
     return y
 
 
@@ -202,6 +205,19 @@ def test_derivatives_to_third_order(jit):
     x, eps = 0.8, 1e-4
     assert d2(x) == pytest.approx((d1(x + eps) - d1(x - eps)) / (2 * eps), rel=1e-6)
     assert d3(x) == pytest.approx((d2(x + eps) - d2(x - eps)) / (2 * eps), rel=1e-6)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_second_derivatives_through_recursion(jit):
+    a = np.random.default_rng(5).normal(size=(3, 3))
+    h = srcgrad.hessian(test_calls.det, jit=jit)(a)
+    gradient = srcgrad.grad(test_calls.det, jit=jit)
+    eps = 1e-5
+    fd = np.array([(gradient(a + eps * e.reshape(3, 3)) - gradient(a - eps * e.reshape(3, 3)))
+                   .ravel() / (2 * eps) for e in np.eye(9)])
+    np.testing.assert_allclose(h.reshape(9, 9), fd, rtol=1e-6, atol=1e-8)
+    d2 = srcgrad.grad(srcgrad.grad(test_calls.power, jit=jit), jit=jit)
+    assert d2(1.3, 5) == pytest.approx(20 * 1.3 ** 3, rel=1e-12)
 
 
 def test_third_derivative_closed_form():
