@@ -9,6 +9,9 @@ __version__ = "0.1.0"
 from .api import GradFunction, grad, show, value_and_grad  # noqa: E402
 from .derivatives import NestedGrad, hessian, jacfwd, jacrev, jvp, vjp  # noqa: E402
 from .rules.custom import defvjp  # noqa: E402
+from .gradient_tape import GradientTape, UnconnectedGradients  # noqa: E402
+from .variables import Variable  # noqa: E402
+from . import metrics  # noqa: E402
 from .runtime import stop_gradient  # noqa: E402
 from .errors import (  # noqa: E402
     MissingRuleError, NonScalarOutputError, SourceUnavailableError, SrcgradError,
@@ -16,6 +19,7 @@ from .errors import (  # noqa: E402
 )
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "show",
-           "defvjp", "stop_gradient", "GradFunction", "NestedGrad", "SrcgradError",
+           "defvjp", "stop_gradient", "GradientTape", "Variable", "metrics",
+           "UnconnectedGradients", "GradFunction", "NestedGrad", "SrcgradError",
            "SrcgradSyntaxError", "MissingRuleError", "NonScalarOutputError",
            "SourceUnavailableError", "SrcgradWarning"]

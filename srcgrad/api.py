@@ -14,6 +14,7 @@ import numpy as np
 
 from .driver import build, transform
 from .errors import NonScalarOutputError
+from .variables import Variable
 
 
 def _wrt_names(func, wrt) -> tuple[list[str], bool]:
@@ -75,7 +76,7 @@ def prepare_inputs(program, signature, wrt, args, kwargs):
     for name in wrt:
         values[name] = _check_differentiable(name, values[name])
     inputs = [_plain(v) for v in values.values()]
-    inputs += program.resolved.read_globals()
+    inputs += [_plain(v) for v in program.resolved.read_globals()]
     if program.mutated_inputs:
         names = list(values) + program.resolved.data_globals
         for k, name in enumerate(names):
@@ -85,7 +86,9 @@ def prepare_inputs(program, signature, wrt, args, kwargs):
 
 
 def _plain(value):
-    """0-d arrays become scalars (NOTE [scalars] in runtime/__init__.py)."""
+    """0-d arrays become scalars (NOTE [scalars] in runtime/__init__.py); a Variable its value."""
+    if isinstance(value, Variable):
+        return value.value
     if isinstance(value, np.ndarray) and value.ndim == 0:
         return value.item()
     return value

@@ -72,7 +72,12 @@ class Parsed:
 
 
 def parse(func: Callable) -> Parsed:
-    """Read and parse `func`'s source; raise `SourceUnavailableError` saying why not."""
+    """Read and parse `func`'s source; raise `SourceUnavailableError` saying why not.
+
+    An object with a `srcgrad_parse()` method (a `GradientTape` block) parses itself.
+    """
+    if hasattr(func, "srcgrad_parse"):
+        return func.srcgrad_parse()
     if not inspect.isfunction(func):
         raise TypeError(f"srcgrad differentiates Python functions defined with def or lambda; "
                         f"got {type(func).__name__} {func!r}. Wrap the call in a def.")

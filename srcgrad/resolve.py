@@ -34,9 +34,10 @@ from . import runtime
 from .errors import SrcgradError, SrcgradSyntaxError
 from .parse import Parsed
 from .rules import DATA_ATTRIBUTES, METHODS, lookup, spelling
+from .variables import Variable
 
 _ROOTS = {id(np): "np", id(math): "math"}
-_DATA = (int, float, complex, bool, np.generic, np.ndarray)
+_DATA = (int, float, complex, bool, np.generic, np.ndarray, Variable)
 # Array methods that also take their shape or axes as separate arguments.
 _SHAPE_AS_ARGS = ("reshape", "transpose")
 # Python functions from these packages are library code: they need rules, not inlining.
@@ -64,7 +65,9 @@ class Resolved:
 
 
 def _is_gradient(obj) -> bool:
-    return type(obj).__name__ == "GradFunction" and type(obj).__module__ == "srcgrad.api"
+    """`srcgrad.grad(f)`, or an inner GradientTape's gradient (gradient_tape.py)."""
+    return getattr(obj, "srcgrad_gradient", False) or (
+        type(obj).__name__ == "GradFunction" and type(obj).__module__ == "srcgrad.api")
 
 
 def is_user_function(obj) -> bool:

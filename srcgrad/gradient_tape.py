@@ -1,0 +1,673 @@
+"""`srcgrad.GradientTape`: TensorFlow's tape idiom, backed by source transformation.
+
+Nothing is recorded while the `with` block runs. Entering the tape finds the
+`with` statement in the caller's source (a file, or an IPython cell through
+`linecache`) and snapshots the values its body reads. `gradient(target,
+sources)` then finds, by identity, which names of the block the target and
+the sources are, turns the block's body into a function of the values it
+reads (`Block.function`), and differentiates that with the same pipeline as
+`srcgrad.grad`: calls into your functions are inlined, loops and branches
+are differentiated as code, and the gradient is compiled with numba. The
+generated gradient is cached per code location and choice of target and
+sources, so a tape in a training loop compiles once.
+
+Semantics follow TensorFlow's: trainable `Variable`s read in the block are
+watched (unless `watch_accessed_variables=False`), other values only after
+`tape.watch(x)`; a source the target does not depend on gets None (or zeros
+with `unconnected_gradients="zero"`); a non-scalar target is summed unless
+`output_gradients` weighs it; a non-persistent tape computes one set of
+gradients. One difference: srcgrad differentiates the block as code, so a
+Variable read only in a branch that did not run has a zero gradient, where
+TensorFlow's recorded trace has None.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import linecache
+import sys
+import types
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from .calls import link
+from .check import check
+from .desugar import desugar
+from .driver import build
+from .errors import SourceUnavailableError, SrcgradError
+from .parse import Parsed, parse
+from .resolve import resolve
+from .variables import Variable
+
+_NOT_PERSISTENT = ("A non-persistent GradientTape can only be used to compute one set of "
+                   "gradients (or jacobians)")
+_TAPE_METHODS = ("watch", "gradient", "jacobian", "batch_jacobian", "reset",
+                 "watched_variables")
+
+
+class UnconnectedGradients:
+    """What `gradient` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def _is_data(value) -> bool:
+    if isinstance(value, (Variable, np.ndarray, float, int, np.number)) and not isinstance(
+            value, (bool, np.bool_)):
+        return True
+    return isinstance(value, (list, tuple)) and all(_is_data(v) for v in value)
+
+
+def _is_float(value) -> bool:
+    if isinstance(value, Variable):
+        return True
+    if isinstance(value, (bool, np.bool_, int, np.integer)):
+        return False
+    return isinstance(value, (float, np.floating)) or (
+        isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating))
+
+
+def _plain(value):
+    """The numbers generated code computes with (nested lists of numbers become arrays)."""
+    if isinstance(value, Variable):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        value = np.asarray(value, dtype=np.float64)
+    if isinstance(value, np.ndarray):
+        return float(value) if value.ndim == 0 else np.array(value, dtype=np.float64)
+    return value
+
+
+# ---- finding the block in the caller's source --------------------------------------------
+
+_TREES: dict = {}
+_BLOCKS: dict = {}  # (file, text hash, with line, start line) -> Block
+_NESTED: dict = {}  # inner block's gradient call -> its `_BlockGradient`
+
+
+def _source_tree(filename: str, module_globals):
+    lines = linecache.getlines(filename, module_globals)
+    if not lines:
+        raise SourceUnavailableError(
+            f"srcgrad.GradientTape cannot read the source of the code using it ({filename!r}): "
+            "the tape compiles the `with` block's source, so it must be in a file, a module "
+            "or a notebook cell (not `python -c` or exec). Use srcgrad.grad on a function "
+            "instead.")
+    text = "".join(lines)
+    key = (filename, hash(text))
+    if key not in _TREES:
+        _TREES[key] = (text, gast.parse(text))
+    return _TREES[key]
+
+
+def _with_at(tree, line: int):
+    for node in gast.walk(tree):
+        if isinstance(node, gast.With) and node.lineno <= line <= max(
+                getattr(item.context_expr, "end_lineno", node.lineno) for item in node.items):
+            return node
+    return None
+
+
+def _names(node, ctx) -> list[str]:
+    return [n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)]
+
+
+def _tape_call(stmt, attrs) -> bool:
+    """Whether `stmt` is an expression `<something>.<attr>(...)` for attr in attrs."""
+    value = getattr(stmt, "value", None)
+    return (isinstance(stmt, gast.Expr) and isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Attribute) and value.func.attr in attrs)
+
+
+def _item_method(with_node, attr: str) -> bool:
+    expr = with_node.items[0].context_expr
+    return (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
+            and expr.func.attr == attr)
+
+
+def _stopped(stmts) -> list:
+    """Statements whose assigned values carry no gradient (`with tape.stop_recording():`)."""
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign)) and stmt.value:
+            value = stmt.value
+            if isinstance(stmt, gast.AugAssign):  # y += v: y = y + stop(v) keeps y's own path
+                value = gast.BinOp(left=copy.deepcopy(stmt.target), op=stmt.op, right=value)
+                stmt = gast.Assign(targets=[stmt.target], value=value, type_comment=None)
+                value = stmt.value.right
+                stmt.value.right = _stop(value)
+            else:
+                stmt.value = _stop(value)
+        out.append(stmt)
+    return out
+
+
+def _stop(value):
+    stop = gast.Attribute(value=gast.Name(id="srcgrad", ctx=gast.Load(), annotation=None,
+                                          type_comment=None), attr="stop_gradient",
+                          ctx=gast.Load())
+    return gast.copy_location(gast.Call(func=stop, args=[value], keywords=[]), value)
+
+
+def _prepared(stmts, start: int, stop: int) -> list:
+    """The block's statements from line `start` to before line `stop`, without tape calls;
+    nested `with` blocks inlined (`stop_recording` ones with their gradients stopped)."""
+    out = []
+    for stmt in stmts:
+        if stmt.lineno >= stop:
+            break
+        if getattr(stmt, "end_lineno", stmt.lineno) < start or _tape_call(stmt, _TAPE_METHODS):
+            continue
+        if isinstance(stmt, gast.With):
+            body = _prepared(stmt.body, start, stop)
+            out += _stopped(body) if _item_method(stmt, "stop_recording") else body
+        else:
+            out.append(stmt)
+    return out
+
+
+def _dependencies(stmts) -> dict:
+    """name -> names it is computed from, over every assignment (any depth)."""
+    deps: dict = {}
+    for stmt in stmts:
+        for node in gast.walk(stmt):
+            if isinstance(node, (gast.Assign, gast.AugAssign, gast.For)):
+                targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+                source = node.iter if isinstance(node, gast.For) else node.value
+                reads = set(_names(source, gast.Load))
+                for target in targets:
+                    for written in _names(target, gast.Store) + (
+                            [target.value.id] if isinstance(target, gast.Subscript)
+                            and isinstance(target.value, gast.Name) else []):
+                        deps.setdefault(written, set()).update(reads)
+                        if isinstance(node, gast.AugAssign):
+                            deps[written].add(written)
+    return deps
+
+
+def _reaches(deps, start: set, goal: str) -> bool:
+    seen, todo = set(start), list(start)
+    while todo:
+        current = todo.pop()
+        if current == goal:
+            return True
+        for name, reads in deps.items():
+            if current in reads and name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return goal in seen
+
+
+def _read_before_written(stmts) -> list[str]:
+    """Names the statements read before (or without) assigning them, in first-read order."""
+    found, assigned = [], set()
+
+    def visit(node):
+        if isinstance(node, gast.Assign):
+            visit(node.value)
+            for target in node.targets:
+                visit_target(target)
+            return
+        if isinstance(node, gast.AugAssign):
+            visit(node.value)
+            visit(node.target if not isinstance(node.target, gast.Name) else gast.Name(
+                id=node.target.id, ctx=gast.Load(), annotation=None, type_comment=None))
+            visit_target(node.target)
+            return
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            if node.id not in assigned and node.id not in found:
+                found.append(node.id)
+            return
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    def visit_target(target):
+        if isinstance(target, gast.Name):
+            assigned.add(target.id)
+        elif isinstance(target, gast.Tuple):
+            for elt in target.elts:
+                visit_target(elt)
+        else:
+            visit(target)
+
+    for stmt in stmts:
+        visit(stmt)
+    return found
+
+
+# ---- the block as a function -----------------------------------------------------------
+
+@dataclass
+class Block:
+    """One `with tape:` statement's body, from `start` to before `stop`, as a function."""
+
+    filename: str
+    text: str
+    node: gast.With
+    start: int
+    stop: int
+    namespace: dict  # the caller's globals, plus functions and modules its locals hold
+    programs: dict = field(default_factory=dict)
+
+    @property
+    def statements(self) -> list:
+        return _prepared(copy.deepcopy(self.node.body), self.start, self.stop)
+
+    def inputs(self, values: dict) -> list[str]:
+        """Names the body reads before assigning them that hold data (numbers, arrays, ...)."""
+        return [n for n in _read_before_written(self.statements)
+                if n in values and _is_data(values[n])]
+
+    def function(self, inputs, cut, objective, name, inner=None):
+        """A stand-in function: `name(inputs..., cut...)` running the body with the names in
+        `cut` taken as parameters (their assignment removed), returning `objective`.
+        `inner(call)` rewrites an inner tape's `t.gradient(y, x)` call (nested tapes)."""
+        body = [_ArrayLiterals().visit(s) for s in self.statements
+                if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                        and isinstance(s.targets[0], gast.Name) and s.targets[0].id in cut)]
+        if inner is not None:
+            body = [_InnerGradients(inner).visit(s) for s in body]
+        ret = gast.parse(f"return {objective}").body[0]
+        for node in gast.walk(ret):
+            gast.copy_location(node, self.node)
+        params = [gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
+                  for p in list(inputs) + list(cut)]
+        tree = gast.FunctionDef(
+            name=name, body=body + [ret], decorator_list=[], returns=None,
+            type_comment=None, type_params=[],
+            args=gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[],
+                                kw_defaults=[], kwarg=None, defaults=[]))
+        func = _BlockFunction(tree, self)
+        func.__signature__ = inspect.Signature(
+            [inspect.Parameter(p.id, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+        return func
+
+
+class _ArrayLiterals(gast.NodeTransformer):
+    """`[3., 4.]` in a tape block is an array, as TensorFlow makes it a tensor."""
+
+    def visit_List(self, node):
+        if all(isinstance(e, (gast.Constant, gast.List, gast.UnaryOp)) for e in node.elts):
+            array = gast.Attribute(value=gast.Name(id="np", ctx=gast.Load(), annotation=None,
+                                                   type_comment=None), attr="array",
+                                   ctx=gast.Load())
+            return gast.copy_location(gast.Call(func=array, args=[node], keywords=[]), node)
+        return self.generic_visit(node)
+
+
+class _InnerGradients(gast.NodeTransformer):
+    """`t1.gradient(y, x)` of an inner tape -> a call srcgrad differentiates (nested tapes)."""
+
+    def __init__(self, rewrite):
+        self.rewrite = rewrite
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Attribute) and node.func.attr == "gradient":
+            return self.rewrite(node) or node
+        return node
+
+
+class _BlockGradient:
+    """The gradient of an inner tape's block, as `srcgrad.grad` would give it: calls to it
+    are inlined by forward mode (derivatives.gradient_by_forward_mode)."""
+
+    srcgrad_gradient = True
+
+    def __init__(self, func, source: str):
+        self.__wrapped__, self.wrt = func, [source]
+        self._many = self._with_value = False
+
+
+class _BlockFunction:
+    """What the pipeline needs of a Python function, for a tape block (see parse.py)."""
+
+    def __init__(self, tree, block: Block):
+        self._tree, self._block = tree, block
+        self.__name__ = self.__qualname__ = tree.name
+        self.__module__ = block.namespace.get("__name__", "__main__")
+        self.__globals__ = block.namespace
+        self.__closure__ = None
+        self.__code__ = types.SimpleNamespace(co_freevars=(), co_filename=block.filename)
+
+    def __call__(self, *args):
+        raise TypeError("a GradientTape block is differentiated, not called")
+
+    def srcgrad_parse(self) -> Parsed:
+        return Parsed(self, copy.deepcopy(self._tree), self._block.filename, 1, 0,
+                      self._block.text)
+
+
+# ---- the tape -------------------------------------------------------------------------------
+
+class GradientTape:
+    """Records nothing; differentiates the source of its `with` block when asked."""
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
+        self.persistent = persistent
+        self.watch_accessed_variables = watch_accessed_variables
+        self._recording = False
+        self._frame = None
+        self._block = None
+        self._used = False
+
+    # ---- recording ------------------------------------------------------------------------
+    def __enter__(self):
+        if self._recording:
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter "
+                             "an already-active tape.")
+        self._start(sys._getframe(1), whole=True)
+        self._recording = True
+        self._used = False
+        return self
+
+    def __exit__(self, *exc):
+        self._recording = False
+        return False
+
+    def _start(self, frame, whole: bool):
+        """Find the block and snapshot what it reads (from the top, or after a reset())."""
+        text, tree = _source_tree(frame.f_code.co_filename, frame.f_globals)
+        node = self._block.node if self._block and not whole else _with_at(tree, frame.f_lineno)
+        if node is None:
+            raise SourceUnavailableError(
+                f"srcgrad.GradientTape could not find its `with` statement at "
+                f"{frame.f_code.co_filename}:{frame.f_lineno}; use it as `with "
+                "srcgrad.GradientTape() as tape:`, or use srcgrad.grad on a function")
+        start = node.lineno if whole else frame.f_lineno + 1
+        values = {**frame.f_globals, **frame.f_locals}
+        key = (frame.f_code.co_filename, hash(text), node.lineno, start)
+        if key not in _BLOCKS:  # one per code location: a tape in a loop compiles once
+            _BLOCKS[key] = Block(frame.f_code.co_filename, text, node, start, 10 ** 9, {})
+        block = _BLOCKS[key]
+        block.stop = 10 ** 9
+        block.namespace.update(frame.f_globals)
+        block.namespace.update({k: v for k, v in frame.f_locals.items() if not _is_data(v)})
+        self._frame = frame
+        self._block = block
+        self._snapshot = {n: values[n] for n in self._block.inputs(values)}
+        self._copies = {n: _plain(v) for n, v in self._snapshot.items()}
+        self._watched: dict = {}  # id -> watched object (watch() and accessed variables)
+
+    def watch(self, tensor):
+        """Differentiate with respect to `tensor` (a value or Variable read by the block)."""
+        for leaf in _leaves(tensor):
+            if _is_float(leaf):
+                self._watched[id(leaf)] = leaf
+
+    def reset(self):
+        """Forget what was recorded: the block starts again after this statement."""
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
+        self._start(sys._getframe(1), whole=False)
+
+    def stop_recording(self):
+        """A context: values computed inside it carry no gradient."""
+        if not self._recording:
+            raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        return _NoOp()
+
+    def watched_variables(self):
+        """The Variables this tape watches, in the order the block reads them."""
+        found = []
+        read = list(self._snapshot.values()) + [v for v in self._block.namespace.values()
+                                                if id(v) in self._read_by_calls()]
+        for value in read:
+            if isinstance(value, Variable) and self._is_watched(value):
+                if not any(value is v for v in found):
+                    found.append(value)
+        return tuple(found)
+
+    def _is_watched(self, value) -> bool:
+        if id(value) in self._watched:
+            return True
+        return (isinstance(value, Variable) and value.trainable
+                and self.watch_accessed_variables)
+
+    @property
+    def source(self) -> str:
+        """The generated code of the last gradient this tape computed."""
+        programs = [p for p in (self._block.programs.values() if self._block else [])
+                    if hasattr(p, "source")]
+        if not programs:
+            raise ValueError("the tape has not computed a gradient yet; call tape.gradient")
+        return programs[-1].source
+
+    # ---- differentiation ----------------------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        """Gradients of (the sum of) `target` with respect to `sources`, in their structure."""
+        if target is None:
+            raise TypeError("Argument `target` should be a list or nested structure of Tensors, "
+                            "Variables or CompositeTensors to be differentiated, but received "
+                            "None.")
+        zero = _unconnected(unconnected_gradients)
+        self._use()
+        caller = sys._getframe(1)
+        if self._recording and caller is self._frame:
+            self._block.stop = caller.f_lineno  # called inside: the body up to here ran
+        targets = _leaves(target)
+        seeds = _leaves(output_gradients) if output_gradients is not None else None
+        if seeds is not None and len(seeds) != len(targets):
+            raise ValueError("output_gradients must have one entry per target")
+        leaves = _leaves(sources)
+        grads = self._gradients(targets, seeds, leaves, zero)
+        return _rebuild(sources, iter(grads))
+
+    def jacobian(self, target, sources, unconnected_gradients="none"):
+        """d target / d source for each source: shape `target.shape + source.shape`."""
+        if target is None:
+            raise TypeError("Argument `target` should be a Tensor, but received None.")
+        zero = _unconnected(unconnected_gradients)
+        self._use()
+        leaves = _leaves(sources)
+        shape = np.shape(_plain(target))
+        rows = []
+        for k in range(int(np.prod(shape))):
+            seed = np.zeros(int(np.prod(shape)))
+            seed[k] = 1.0
+            rows.append(self._gradients([target], [seed.reshape(shape)], leaves, zero))
+        out = []
+        for j, leaf in enumerate(leaves):
+            if any(r[j] is None for r in rows):
+                out.append(None)
+                continue
+            stacked = np.array([np.asarray(r[j], dtype=np.float64) for r in rows])
+            out.append(stacked.reshape(shape + np.shape(_plain(leaf))))
+        return _rebuild(sources, iter(out))
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none"):
+        """Per-example Jacobian: result[b] = d target[b] / d source[b]."""
+        was, self._used = self._used, False
+        full = self.jacobian(target, source, unconnected_gradients)
+        self._used = was or not self.persistent
+        if full is None:
+            return None
+        batch = np.shape(_plain(target))[0]
+        tshape = np.shape(_plain(target))[1:]
+        return np.array([full[(b,) + (slice(None),) * len(tshape) + (b,)] for b in range(batch)])
+
+    def _use(self):
+        if self._block is None:
+            raise RuntimeError("GradientTape.gradient was called before the tape recorded "
+                               "anything; use it in a `with srcgrad.GradientTape() as tape:` "
+                               "block first")
+        if self._used and not self.persistent:
+            raise RuntimeError(_NOT_PERSISTENT)
+        self._used = True
+
+    def _gradients(self, targets, seeds, leaves, zero) -> list:
+        now = {**self._frame.f_globals, **self._frame.f_locals}
+        assigned = {n for s in self._block.statements for n in _names(s, gast.Store)}
+        deps = _dependencies(self._block.statements)
+        watched_inputs = {n for n, v in self._snapshot.items() if self._is_watched(v)}
+        target_names = [self._name_of(t, now, assigned) for t in targets]
+        read_by_calls = self._read_by_calls(now)
+        kinds = []  # per source leaf: (name, "input"/"cut"/"global") or None
+        for leaf in leaves:
+            name = self._name_of(leaf, now, assigned, input_first=True)
+            kind = None
+            if name is not None and _is_float(leaf):
+                if self._snapshot.get(name) is leaf:
+                    kind = (name, "input") if name in watched_inputs else None
+                elif _reaches(deps, watched_inputs, name):
+                    kind = (name, "cut")
+            elif id(leaf) in read_by_calls and self._is_watched(leaf):
+                kinds.append((read_by_calls[id(leaf)], "global"))  # read inside a call
+                continue
+            connected = kind is not None and any(
+                t is not None and (t == kind[0] or _reaches(deps, {kind[0]}, t))
+                for t in target_names)
+            kinds.append(kind if connected else None)
+        wrt = list(dict.fromkeys(k[0] for k in kinds if k is not None))
+        cut = [n for n in wrt if dict(k for k in kinds if k)[n] == "cut"]
+        results = dict.fromkeys(wrt)
+        if wrt:
+            results = self._run(target_names, targets, seeds, wrt, cut, now)
+        out = []
+        for leaf, kind in zip(leaves, kinds):
+            if kind is None:
+                out.append(np.zeros(np.shape(_plain(leaf))) if zero and _is_float(leaf)
+                           else None)
+            else:
+                out.append(results[kind[0]])
+        return out
+
+    def _read_by_calls(self, now=None) -> dict:
+        """id(Variable) -> its name in generated code, for the Variables the functions the
+        block calls read from their modules (they are watched like the block's own)."""
+        inputs = list(self._snapshot)
+        key = ("globals", tuple(inputs), self._block.start, self._block.stop)
+        if key not in self._block.programs:
+            now = now or {**self._frame.f_globals, **self._frame.f_locals}
+            func = self._block.function(inputs, [], "0.0", "tape_block_globals",
+                                        inner=lambda call: self._inner(call, now))
+            resolved = link(desugar(resolve(check(parse(func)))))
+            self._block.programs[key] = resolved
+        resolved = self._block.programs[key]
+        return {id(v): n for n, v in zip(resolved.data_globals, resolved.read_globals())
+                if isinstance(v, Variable)}
+
+    def _name_of(self, value, now, assigned, input_first=False):
+        """The block's name for `value` (by identity): a name it assigns or one it reads."""
+        def from_inputs():
+            return next((n for n, snap in self._snapshot.items() if snap is value), None)
+
+        def from_assigned():
+            return next((n for n in sorted(assigned) if n in now and now[n] is value), None)
+        first, second = (from_inputs, from_assigned) if input_first else (from_assigned,
+                                                                          from_inputs)
+        return first() or second()
+
+    def _run(self, target_names, targets, seeds, wrt, cut, now) -> dict:
+        if any(t is None for t in target_names):
+            missing = [i for i, t in enumerate(target_names) if t is None]
+            raise SrcgradError(
+                f"srcgrad.GradientTape: target {missing[0]} is not a value the `with` block "
+                "computed or read; pass the variable the block assigned (for example "
+                "tape.gradient(loss, w))")
+        inputs = [n for n in self._snapshot if n not in cut]
+        terms = [f"np.sum({t})" if seeds is None else f"np.sum({t} * sg_seed{k})"
+                 for k, t in enumerate(target_names)]
+        seed_names = [] if seeds is None else [f"sg_seed{k}" for k in range(len(seeds))]
+        key = (tuple(inputs), tuple(cut), tuple(wrt), tuple(target_names), bool(seeds),
+               self._block.start, self._block.stop)
+        programs = self._block.programs
+        if key not in programs:
+            self._check_cut(cut)
+            name = f"tape_block_{self._block.node.lineno}"
+            func = self._block.function(inputs + seed_names, cut, " + ".join(terms), name,
+                                        inner=lambda call: self._inner(call, now))
+            self._block.namespace.setdefault("np", np)
+            self._block.namespace.setdefault("srcgrad", sys.modules["srcgrad"])
+            programs[key] = build(func, wrt, jit=True)
+        program = programs[key]
+        values = [_fresh(self._copies[n]) for n in inputs]
+        values += [] if seeds is None else [_plain(np.asarray(s, dtype=np.float64)
+                                                   if np.ndim(s) else float(s)) for s in seeds]
+        values += [_plain(now[n]) for n in cut]
+        data = dict(zip(program.resolved.data_globals,
+                        (_plain(v) for v in program.resolved.read_globals())))
+        values += list(data.values())
+        _, grads = program.compiled(*values)
+        known = {**{n: _plain(now[n]) for n in cut}, **self._copies, **data}
+        shapes = {n: np.shape(known[n]) for n in wrt}
+        return {n: (float(g) if shapes[n] == () else np.asarray(g).reshape(shapes[n]))
+                for n, g in zip(wrt, grads)}
+
+
+    def _inner(self, call, now):
+        """`t1.gradient(y, x)` inside this block, t1 an inner tape: a call of its gradient."""
+        holder = call.func.value
+        tape = now.get(holder.id) if isinstance(holder, gast.Name) else None
+        if not isinstance(tape, GradientTape) or tape is self:
+            return None
+        if (len(call.args) != 2 or call.keywords
+                or not all(isinstance(a, gast.Name) for a in call.args)):
+            raise SrcgradError("srcgrad.GradientTape: inside an outer tape, an inner tape's "
+                               "gradient must be written tape.gradient(y, x) with two names")
+        target, source = call.args[0].id, call.args[1].id
+        block, inputs = tape._block, list(tape._snapshot)
+        if source not in inputs:
+            raise SrcgradError(f"srcgrad.GradientTape: nested tapes differentiate with respect "
+                               f"to values the inner block reads; {source!r} is not one")
+        key = (id(block), block.start, block.stop, tuple(inputs), target, source)
+        if key not in _NESTED:
+            func = block.function(inputs, [], f"np.sum({target})",
+                                  f"tape_block_{block.node.lineno}")
+            _NESTED[key] = _BlockGradient(func, source)
+        name = f"tape_gradient_{len(_NESTED)}_{block.node.lineno}"
+        self._block.namespace[name] = _NESTED[key]
+        callee = gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+        args = [gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None)
+                for n in inputs]
+        return gast.copy_location(gast.Call(func=callee, args=args, keywords=[]), call)
+
+    def _check_cut(self, cut):
+        """An intermediate source must be assigned once, at the top of the block."""
+        stmts = self._block.statements
+        for name in cut:
+            top = [s for s in stmts if isinstance(s, gast.Assign) and len(s.targets) == 1
+                   and isinstance(s.targets[0], gast.Name) and s.targets[0].id == name]
+            anywhere = [n for s in stmts for n in _names(s, gast.Store) if n == name]
+            if len(top) != 1 or len(anywhere) != 1:
+                raise SrcgradError(
+                    f"srcgrad.GradientTape: the gradient with respect to {name!r}, a value "
+                    "computed in the block, needs it assigned exactly once, as `name = ...` at "
+                    "the top level of the block")
+
+
+def _fresh(value):
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+class _NoOp:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _unconnected(value) -> bool:
+    if value not in ("none", "zero"):
+        raise ValueError(f"{value!r} is not a valid UnconnectedGradients")
+    return value == "zero"
+
+
+def _leaves(structure) -> list:
+    if isinstance(structure, dict):
+        return [leaf for key in structure for leaf in _leaves(structure[key])]
+    if isinstance(structure, (list, tuple)):
+        return [leaf for item in structure for leaf in _leaves(item)]
+    return [structure]
+
+
+def _rebuild(structure, results):
+    if isinstance(structure, dict):
+        return {key: _rebuild(value, results) for key, value in structure.items()}
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(_rebuild(item, results) for item in structure)
+    return next(results)
