@@ -22,12 +22,7 @@ TensorFlow's recorded trace has None.
 """
 from __future__ import annotations
 
-import copy
-import inspect
-import linecache
 import sys
-import types
-from dataclasses import dataclass, field
 
 import gast
 import numpy as np
@@ -37,14 +32,16 @@ from .check import check
 from .desugar import desugar
 from .driver import build
 from .errors import SourceUnavailableError, SrcgradError
-from .parse import Parsed, parse
+from .parse import parse
 from .resolve import resolve
+from .tape_block import (Block, BlockGradient, dependencies, is_data, names, reaches,
+                         source_tree, with_at)
 from .variables import Variable
 
 _NOT_PERSISTENT = ("A non-persistent GradientTape can only be used to compute one set of "
                    "gradients (or jacobians)")
-_TAPE_METHODS = ("watch", "gradient", "jacobian", "batch_jacobian", "reset",
-                 "watched_variables")
+_BLOCKS: dict = {}  # (file, text hash, with line, start line) -> Block
+_NESTED: dict = {}  # an inner tape's gradient call -> its `BlockGradient`
 
 
 class UnconnectedGradients:
@@ -52,13 +49,6 @@ class UnconnectedGradients:
 
     NONE = "none"
     ZERO = "zero"
-
-
-def _is_data(value) -> bool:
-    if isinstance(value, (Variable, np.ndarray, float, int, np.number)) and not isinstance(
-            value, (bool, np.bool_)):
-        return True
-    return isinstance(value, (list, tuple)) and all(_is_data(v) for v in value)
 
 
 def _is_float(value) -> bool:
@@ -79,266 +69,6 @@ def _plain(value):
     if isinstance(value, np.ndarray):
         return float(value) if value.ndim == 0 else np.array(value, dtype=np.float64)
     return value
-
-
-# ---- finding the block in the caller's source --------------------------------------------
-
-_TREES: dict = {}
-_BLOCKS: dict = {}  # (file, text hash, with line, start line) -> Block
-_NESTED: dict = {}  # inner block's gradient call -> its `_BlockGradient`
-
-
-def _source_tree(filename: str, module_globals):
-    lines = linecache.getlines(filename, module_globals)
-    if not lines:
-        raise SourceUnavailableError(
-            f"srcgrad.GradientTape cannot read the source of the code using it ({filename!r}): "
-            "the tape compiles the `with` block's source, so it must be in a file, a module "
-            "or a notebook cell (not `python -c` or exec). Use srcgrad.grad on a function "
-            "instead.")
-    text = "".join(lines)
-    key = (filename, hash(text))
-    if key not in _TREES:
-        _TREES[key] = (text, gast.parse(text))
-    return _TREES[key]
-
-
-def _with_at(tree, line: int):
-    for node in gast.walk(tree):
-        if isinstance(node, gast.With) and node.lineno <= line <= max(
-                getattr(item.context_expr, "end_lineno", node.lineno) for item in node.items):
-            return node
-    return None
-
-
-def _names(node, ctx) -> list[str]:
-    return [n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)]
-
-
-def _tape_call(stmt, attrs) -> bool:
-    """Whether `stmt` is an expression `<something>.<attr>(...)` for attr in attrs."""
-    value = getattr(stmt, "value", None)
-    return (isinstance(stmt, gast.Expr) and isinstance(value, gast.Call)
-            and isinstance(value.func, gast.Attribute) and value.func.attr in attrs)
-
-
-def _item_method(with_node, attr: str) -> bool:
-    expr = with_node.items[0].context_expr
-    return (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
-            and expr.func.attr == attr)
-
-
-def _stopped(stmts) -> list:
-    """Statements whose assigned values carry no gradient (`with tape.stop_recording():`)."""
-    out = []
-    for stmt in stmts:
-        if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign)) and stmt.value:
-            value = stmt.value
-            if isinstance(stmt, gast.AugAssign):  # y += v: y = y + stop(v) keeps y's own path
-                value = gast.BinOp(left=copy.deepcopy(stmt.target), op=stmt.op, right=value)
-                stmt = gast.Assign(targets=[stmt.target], value=value, type_comment=None)
-                value = stmt.value.right
-                stmt.value.right = _stop(value)
-            else:
-                stmt.value = _stop(value)
-        out.append(stmt)
-    return out
-
-
-def _stop(value):
-    stop = gast.Attribute(value=gast.Name(id="srcgrad", ctx=gast.Load(), annotation=None,
-                                          type_comment=None), attr="stop_gradient",
-                          ctx=gast.Load())
-    return gast.copy_location(gast.Call(func=stop, args=[value], keywords=[]), value)
-
-
-def _prepared(stmts, start: int, stop: int) -> list:
-    """The block's statements from line `start` to before line `stop`, without tape calls;
-    nested `with` blocks inlined (`stop_recording` ones with their gradients stopped)."""
-    out = []
-    for stmt in stmts:
-        if stmt.lineno >= stop:
-            break
-        if getattr(stmt, "end_lineno", stmt.lineno) < start or _tape_call(stmt, _TAPE_METHODS):
-            continue
-        if isinstance(stmt, gast.With):
-            body = _prepared(stmt.body, start, stop)
-            out += _stopped(body) if _item_method(stmt, "stop_recording") else body
-        else:
-            out.append(stmt)
-    return out
-
-
-def _dependencies(stmts) -> dict:
-    """name -> names it is computed from, over every assignment (any depth)."""
-    deps: dict = {}
-    for stmt in stmts:
-        for node in gast.walk(stmt):
-            if isinstance(node, (gast.Assign, gast.AugAssign, gast.For)):
-                targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-                source = node.iter if isinstance(node, gast.For) else node.value
-                reads = set(_names(source, gast.Load))
-                for target in targets:
-                    for written in _names(target, gast.Store) + (
-                            [target.value.id] if isinstance(target, gast.Subscript)
-                            and isinstance(target.value, gast.Name) else []):
-                        deps.setdefault(written, set()).update(reads)
-                        if isinstance(node, gast.AugAssign):
-                            deps[written].add(written)
-    return deps
-
-
-def _reaches(deps, start: set, goal: str) -> bool:
-    seen, todo = set(start), list(start)
-    while todo:
-        current = todo.pop()
-        if current == goal:
-            return True
-        for name, reads in deps.items():
-            if current in reads and name not in seen:
-                seen.add(name)
-                todo.append(name)
-    return goal in seen
-
-
-def _read_before_written(stmts) -> list[str]:
-    """Names the statements read before (or without) assigning them, in first-read order."""
-    found, assigned = [], set()
-
-    def visit(node):
-        if isinstance(node, gast.Assign):
-            visit(node.value)
-            for target in node.targets:
-                visit_target(target)
-            return
-        if isinstance(node, gast.AugAssign):
-            visit(node.value)
-            visit(node.target if not isinstance(node.target, gast.Name) else gast.Name(
-                id=node.target.id, ctx=gast.Load(), annotation=None, type_comment=None))
-            visit_target(node.target)
-            return
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            if node.id not in assigned and node.id not in found:
-                found.append(node.id)
-            return
-        for child in gast.iter_child_nodes(node):
-            visit(child)
-
-    def visit_target(target):
-        if isinstance(target, gast.Name):
-            assigned.add(target.id)
-        elif isinstance(target, gast.Tuple):
-            for elt in target.elts:
-                visit_target(elt)
-        else:
-            visit(target)
-
-    for stmt in stmts:
-        visit(stmt)
-    return found
-
-
-# ---- the block as a function -----------------------------------------------------------
-
-@dataclass
-class Block:
-    """One `with tape:` statement's body, from `start` to before `stop`, as a function."""
-
-    filename: str
-    text: str
-    node: gast.With
-    start: int
-    stop: int
-    namespace: dict  # the caller's globals, plus functions and modules its locals hold
-    programs: dict = field(default_factory=dict)
-
-    @property
-    def statements(self) -> list:
-        return _prepared(copy.deepcopy(self.node.body), self.start, self.stop)
-
-    def inputs(self, values: dict) -> list[str]:
-        """Names the body reads before assigning them that hold data (numbers, arrays, ...)."""
-        return [n for n in _read_before_written(self.statements)
-                if n in values and _is_data(values[n])]
-
-    def function(self, inputs, cut, objective, name, inner=None):
-        """A stand-in function: `name(inputs..., cut...)` running the body with the names in
-        `cut` taken as parameters (their assignment removed), returning `objective`.
-        `inner(call)` rewrites an inner tape's `t.gradient(y, x)` call (nested tapes)."""
-        body = [_ArrayLiterals().visit(s) for s in self.statements
-                if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                        and isinstance(s.targets[0], gast.Name) and s.targets[0].id in cut)]
-        if inner is not None:
-            body = [_InnerGradients(inner).visit(s) for s in body]
-        ret = gast.parse(f"return {objective}").body[0]
-        for node in gast.walk(ret):
-            gast.copy_location(node, self.node)
-        params = [gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
-                  for p in list(inputs) + list(cut)]
-        tree = gast.FunctionDef(
-            name=name, body=body + [ret], decorator_list=[], returns=None,
-            type_comment=None, type_params=[],
-            args=gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[],
-                                kw_defaults=[], kwarg=None, defaults=[]))
-        func = _BlockFunction(tree, self)
-        func.__signature__ = inspect.Signature(
-            [inspect.Parameter(p.id, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
-        return func
-
-
-class _ArrayLiterals(gast.NodeTransformer):
-    """`[3., 4.]` in a tape block is an array, as TensorFlow makes it a tensor."""
-
-    def visit_List(self, node):
-        if all(isinstance(e, (gast.Constant, gast.List, gast.UnaryOp)) for e in node.elts):
-            array = gast.Attribute(value=gast.Name(id="np", ctx=gast.Load(), annotation=None,
-                                                   type_comment=None), attr="array",
-                                   ctx=gast.Load())
-            return gast.copy_location(gast.Call(func=array, args=[node], keywords=[]), node)
-        return self.generic_visit(node)
-
-
-class _InnerGradients(gast.NodeTransformer):
-    """`t1.gradient(y, x)` of an inner tape -> a call srcgrad differentiates (nested tapes)."""
-
-    def __init__(self, rewrite):
-        self.rewrite = rewrite
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        if isinstance(node.func, gast.Attribute) and node.func.attr == "gradient":
-            return self.rewrite(node) or node
-        return node
-
-
-class _BlockGradient:
-    """The gradient of an inner tape's block, as `srcgrad.grad` would give it: calls to it
-    are inlined by forward mode (derivatives.gradient_by_forward_mode)."""
-
-    srcgrad_gradient = True
-
-    def __init__(self, func, source: str):
-        self.__wrapped__, self.wrt = func, [source]
-        self._many = self._with_value = False
-
-
-class _BlockFunction:
-    """What the pipeline needs of a Python function, for a tape block (see parse.py)."""
-
-    def __init__(self, tree, block: Block):
-        self._tree, self._block = tree, block
-        self.__name__ = self.__qualname__ = tree.name
-        self.__module__ = block.namespace.get("__name__", "__main__")
-        self.__globals__ = block.namespace
-        self.__closure__ = None
-        self.__code__ = types.SimpleNamespace(co_freevars=(), co_filename=block.filename)
-
-    def __call__(self, *args):
-        raise TypeError("a GradientTape block is differentiated, not called")
-
-    def srcgrad_parse(self) -> Parsed:
-        return Parsed(self, copy.deepcopy(self._tree), self._block.filename, 1, 0,
-                      self._block.text)
 
 
 # ---- the tape -------------------------------------------------------------------------------
@@ -370,8 +100,8 @@ class GradientTape:
 
     def _start(self, frame, whole: bool):
         """Find the block and snapshot what it reads (from the top, or after a reset())."""
-        text, tree = _source_tree(frame.f_code.co_filename, frame.f_globals)
-        node = self._block.node if self._block and not whole else _with_at(tree, frame.f_lineno)
+        text, tree = source_tree(frame.f_code.co_filename, frame.f_globals)
+        node = self._block.node if self._block and not whole else with_at(tree, frame.f_lineno)
         if node is None:
             raise SourceUnavailableError(
                 f"srcgrad.GradientTape could not find its `with` statement at "
@@ -385,7 +115,7 @@ class GradientTape:
         block = _BLOCKS[key]
         block.stop = 10 ** 9
         block.namespace.update(frame.f_globals)
-        block.namespace.update({k: v for k, v in frame.f_locals.items() if not _is_data(v)})
+        block.namespace.update({k: v for k, v in frame.f_locals.items() if not is_data(v)})
         self._frame = frame
         self._block = block
         self._snapshot = {n: values[n] for n in self._block.inputs(values)}
@@ -500,8 +230,8 @@ class GradientTape:
 
     def _gradients(self, targets, seeds, leaves, zero) -> list:
         now = {**self._frame.f_globals, **self._frame.f_locals}
-        assigned = {n for s in self._block.statements for n in _names(s, gast.Store)}
-        deps = _dependencies(self._block.statements)
+        assigned = {n for s in self._block.statements for n in names(s, gast.Store)}
+        deps = dependencies(self._block.statements)
         watched_inputs = {n for n, v in self._snapshot.items() if self._is_watched(v)}
         target_names = [self._name_of(t, now, assigned) for t in targets]
         read_by_calls = self._read_by_calls(now)
@@ -512,13 +242,13 @@ class GradientTape:
             if name is not None and _is_float(leaf):
                 if self._snapshot.get(name) is leaf:
                     kind = (name, "input") if name in watched_inputs else None
-                elif _reaches(deps, watched_inputs, name):
+                elif reaches(deps, watched_inputs, name):
                     kind = (name, "cut")
             elif id(leaf) in read_by_calls and self._is_watched(leaf):
                 kinds.append((read_by_calls[id(leaf)], "global"))  # read inside a call
                 continue
             connected = kind is not None and any(
-                t is not None and (t == kind[0] or _reaches(deps, {kind[0]}, t))
+                t is not None and (t == kind[0] or reaches(deps, {kind[0]}, t))
                 for t in target_names)
             kinds.append(kind if connected else None)
         wrt = list(dict.fromkeys(k[0] for k in kinds if k is not None))
@@ -617,7 +347,7 @@ class GradientTape:
         if key not in _NESTED:
             func = block.function(inputs, [], f"np.sum({target})",
                                   f"tape_block_{block.node.lineno}")
-            _NESTED[key] = _BlockGradient(func, source)
+            _NESTED[key] = BlockGradient(func, source)
         name = f"tape_gradient_{len(_NESTED)}_{block.node.lineno}"
         self._block.namespace[name] = _NESTED[key]
         callee = gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
@@ -631,7 +361,7 @@ class GradientTape:
         for name in cut:
             top = [s for s in stmts if isinstance(s, gast.Assign) and len(s.targets) == 1
                    and isinstance(s.targets[0], gast.Name) and s.targets[0].id == name]
-            anywhere = [n for s in stmts for n in _names(s, gast.Store) if n == name]
+            anywhere = [n for s in stmts for n in names(s, gast.Store) if n == name]
             if len(top) != 1 or len(anywhere) != 1:
                 raise SrcgradError(
                     f"srcgrad.GradientTape: the gradient with respect to {name!r}, a value "

@@ -23,7 +23,7 @@ import test_corpus_straight
 import test_joining_indexing
 import test_linalg
 import test_numpy_coverage
-from gradcheck import assert_close, numerical_grad
+from gradcheck import numerical_grad
 
 
 def _positions(func, wrt):
