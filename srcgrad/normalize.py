@@ -274,6 +274,11 @@ class _Normalizer:
         if getattr(node, "callee", None) is not None:
             result = self.call_user(node)
             return self._store(result, target) if target else result
+        if isinstance(node, gast.Subscript) and _chain_root(node.value) in self.mutated:
+            # x[0] of an array written later may be a view: keep the values read now
+            view = self._store(self.operation(node), None)
+            return self._store(gast.Call(func=_name("snapshot"), args=[view], keywords=[]),
+                               target)
         return self._store(self.operation(node), target)
 
     def _store(self, value, target):

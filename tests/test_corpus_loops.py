@@ -605,6 +605,16 @@ def ones_like_scaled(x):
     return np.dot(w, x)
 
 
+def rows_rewritten(w, s):
+    """hidden[0] read as a row (a view), then overwritten: the backward sweep needs the rows
+    as they were read (found by the LSTM benchmark)."""
+    hidden = np.zeros((1, 2))
+    hidden[0] = s
+    hidden[0] = np.tanh(hidden[0] * w)
+    hidden[0] = np.tanh(hidden[0] * w)
+    return np.sum(hidden[0])
+
+
 def copy_then_write(x):
     y = x.copy()
     for i in range(len(y)):
@@ -912,6 +922,7 @@ CASES = [
     _case(empty_fully_written, lambda: (_rng(33).normal(size=5),)),
     _case(ones_like_scaled, lambda: (_rng(34).normal(size=5),)),
     _case(copy_then_write, lambda: (away_from_zero(_rng(35), 6),)),
+    _case(rows_rewritten, lambda: (np.array([0.7, -1.3]), np.array([0.4, 0.9])), (0, 1)),
     _case(matrix_fill_2d, lambda: (_rng(36).normal(size=4),)),
     _case(column_and_strided_writes, lambda: (_rng(58).normal(size=5),)),
     _case(element_augmented_ops, lambda: (_rng(59).normal(size=5),)),
