@@ -18,7 +18,10 @@ become recordings in the forward sweep:
   elsewhere it is a stack: `_tape_y.append(y)` ... `y = _tape_y.pop()`.
 - Any other name (a temporary assigned afresh in each iteration) is pushed
   after each assignment, `_tape_t.append(t)`, and `t = restore(_tape_t, t)`
-  pops it and takes back the previous one.
+  pops it and takes back the previous one. A temporary assigned once per
+  iteration of an outermost `for` loop without `break` goes into an array
+  made at the first iteration (its type is known only then) and indexed by
+  iteration: `_tape_t[i] = t`; backward `t = restore_at(_tape_t, i, t)`.
 - A write `y[i] = ...` pushes the element it overwrites on the site's tape:
   `_tape_y_at1.append(snapshot(y[i]))`; `hs.append(v)` needs nothing: the
   list itself holds the values.
@@ -50,7 +53,7 @@ _SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0, "seed_like": 0
 def _is_restore(stmt) -> bool:
     v = getattr(stmt, "value", None)
     return isinstance(stmt, gast.Assign) and isinstance(v, gast.Call) and (
-        (isinstance(v.func, gast.Name) and v.func.id == "restore")
+        (isinstance(v.func, gast.Name) and v.func.id in ("restore", "restore_at"))
         or (isinstance(v.func, gast.Attribute) and v.func.attr == "pop"
             and isinstance(v.func.value, gast.Name) and v.func.value.id.startswith("_tape_")
             and isinstance(stmt.targets[0], gast.Subscript)))
@@ -180,6 +183,7 @@ def record(rev: Reversed) -> Reversed:
     sites = {s.value.func.value.id for s in restores if isinstance(s.targets[0], gast.Subscript)}
     before = _record_before(rev, [s for s in restores if isinstance(s.targets[0], gast.Name)])
     names -= {written(s) for s in before}
+    names -= _record_by_iteration(rev, names, restores)
     _instrument(rev.forward, names, {k: t for k, t in rev.write_tapes.items() if t in sites})
     inputs = [name_ for name_ in rev.norm.inputs if name_ in names]
     tapes = sorted({n.id for b in itertools.chain(blocks(rev.backward), blocks(rev.forward))
@@ -268,6 +272,42 @@ def _record_before(rev: Reversed, restores: list) -> list:
                 remove(rev.backward, undo)
         converted += undos
     return converted
+
+
+def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[str]:
+    """Temporaries assigned once per iteration of an outermost `for` loop without `break`:
+    recorded into an array indexed by iteration, made at the first iteration (module doc).
+    Returns the names handled."""
+    places = _places(rev.forward)
+    sites: dict[str, list] = {}
+    for block in blocks(rev.forward):
+        for stmt in block:
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+                sites.setdefault(stmt.targets[0].id, []).append(stmt)
+    handled = set()
+    for var in sorted(names):
+        if len(sites.get(var, [])) != 1:
+            continue
+        site = sites[var][0]
+        block, loop = places[id(site)]
+        index = _iteration_index(loop) if loop is not None and block is loop.body else None
+        if index is None:
+            continue
+        tape = f"_tape_{var}"
+        make = gast.If(test=gast.Compare(left=copy.deepcopy(index), ops=[gast.Eq()],
+                                         comparators=[const(0)]),
+                       body=[assign(tape, call("tape_like", name(var),
+                                               call("trip_count", *_bounds(loop))))],
+                       orelse=[])
+        slot = gast.Subscript(value=name(tape), slice=copy.deepcopy(index), ctx=gast.Store())
+        at = block.index(site)
+        block[at + 1:at + 1] = [gast.copy_location(make, site),
+                                gast.copy_location(assign(slot, name(var)), site)]
+        for undo in restores:
+            if written(undo) == var and isinstance(undo.targets[0], gast.Name):
+                undo.value = call("restore_at", name(tape), copy.deepcopy(index), name(var))
+        handled.add(var)
+    return handled
 
 
 def _places(forward: list) -> dict:

@@ -23,6 +23,21 @@ def _restore(tape, x):
         return x
     return impl
 
+# --- restore_at: restore from a preallocated tape (the value of iteration k - 1) ---------
+
+def restore_at(tape, k, x):
+    """The value recorded at iteration k - 1, or `x` (nothing before) when k is 0."""
+    return tape[k - 1] if k > 0 else x
+
+
+@overload(restore_at)
+def _restore_at(tape, k, x):
+    def impl(tape, k, x):
+        if k > 0:
+            return tape[k - 1]
+        return x
+    return impl
+
 # --- tape_array: a preallocated tape of n values like x (a loop with a known trip count) -
 
 def tape_array(x, n):
@@ -42,6 +57,24 @@ def _tape_array(x, n):
         # A name first bound to an int (`s = 0`) may later hold floats: numba types
         # each binding separately, so the tape takes the wider type.
         return lambda x, n: np.empty(n, np.float64)
+    return None
+
+# --- tape_like: a preallocated tape of n values of exactly x's type (one site per loop) --
+
+def tape_like(x, n):
+    if isinstance(x, np.ndarray):
+        return np.empty((n,) + x.shape, dtype=x.dtype)
+    return np.empty(n, dtype=object)
+
+
+@overload(tape_like)
+def _tape_like(x, n):
+    if isinstance(x, types.Array):
+        dtype = x.dtype
+        return lambda x, n: np.empty((n,) + x.shape, dtype)
+    if isinstance(x, (types.Number, types.Boolean)):
+        dtype = x
+        return lambda x, n: np.empty(n, dtype)
     return None
 
 # --- trip_count: len(range(start, stop, step)) ------------------------------------------
