@@ -1,0 +1,81 @@
+"""Timing and memory measurement inside one worker process.
+
+Peak memory is the growth of the process's resident set during one gradient
+call: the kernel's high-water mark (VmHWM) is reset through
+/proc/self/clear_refs just before the call and read after it, and the resident
+size just before the call is subtracted. It counts every allocator (NumPy,
+numba's runtime, XLA, PyTorch), unlike tracemalloc. The runner starts workers
+with MALLOC_MMAP_THRESHOLD_ set, so large blocks go back to the kernel when
+freed, and calls glibc's malloc_trim before the call, so that each call's peak
+is seen afresh rather than hidden in memory an earlier call freed. Small numbers
+(below about 1 MiB) are at the resolution of this method.
+"""
+from __future__ import annotations
+
+import ctypes
+import gc
+import re
+import statistics
+import time
+
+
+def _status(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as handle:
+            match = re.search(rf"^{field}:\s+(\d+) kB", handle.read(), re.M)
+    except OSError:
+        return None
+    return int(match.group(1)) * 1024 if match else None
+
+
+def _release_free_memory() -> None:
+    """Collect garbage and hand freed heap memory back to the kernel (glibc's malloc_trim),
+    so memory the call reuses from earlier calls shows up as growth again."""
+    gc.collect()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def peak_growth(call) -> float | None:
+    """Bytes the resident set grew by at its peak during `call()`, or None if unknown."""
+    _release_free_memory()
+    before = _status("VmRSS")
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        call()
+        return None
+    call()
+    peak = _status("VmHWM")
+    if before is None or peak is None:
+        return None
+    return max(0, peak - before)
+
+
+def timed(call):
+    start = time.perf_counter()
+    out = call()
+    return time.perf_counter() - start, out
+
+
+def interleaved(primal, gradient, *, min_runs: int, max_runs: int, budget: float):
+    """Median seconds of `primal()` and `gradient()`, run alternately.
+
+    Alternating keeps a burst of load on the shared machine from landing on
+    one of the two only. Stops after `max_runs` rounds, or once `budget`
+    seconds have passed and at least `min_runs` rounds ran.
+    """
+    primal_times, gradient_times = [], []
+    start = time.perf_counter()
+    while len(gradient_times) < max_runs:
+        if len(gradient_times) >= min_runs and time.perf_counter() - start > budget:
+            break
+        if primal is not None:
+            primal_times.append(timed(primal)[0])
+        gradient_times.append(timed(gradient)[0])
+    median = statistics.median
+    return (median(primal_times) if primal_times else None, median(gradient_times),
+            len(gradient_times))
