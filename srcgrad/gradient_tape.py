@@ -16,9 +16,9 @@ watched (unless `watch_accessed_variables=False`), other values only after
 `tape.watch(x)`; a source the target does not depend on gets None (or zeros
 with `unconnected_gradients="zero"`); a non-scalar target is summed unless
 `output_gradients` weighs it; a non-persistent tape computes one set of
-gradients. One difference: srcgrad differentiates the block as code, so a
-Variable read only in a branch that did not run has a zero gradient, where
-TensorFlow's recorded trace has None.
+gradients. Which assignments count as connections is decided by the lines
+that ran (NOTE [executed lines]), so a Variable read only in a branch that
+did not run gets None, as in TensorFlow.
 """
 from __future__ import annotations
 
@@ -83,6 +83,7 @@ class GradientTape:
         self._frame = None
         self._block = None
         self._used = False
+        self._executed = None  # NOTE [executed lines]
 
     # ---- recording ------------------------------------------------------------------------
     def __enter__(self):
@@ -91,11 +92,13 @@ class GradientTape:
                              "an already-active tape.")
         self._start(sys._getframe(1), whole=True)
         self._recording = True
+        _start_line_events(self)
         self._used = False
         return self
 
     def __exit__(self, *exc):
         self._recording = False
+        _stop_line_events(self)
         return False
 
     def _start(self, frame, whole: bool):
@@ -231,7 +234,7 @@ class GradientTape:
     def _gradients(self, targets, seeds, leaves, zero) -> list:
         now = {**self._frame.f_globals, **self._frame.f_locals}
         assigned = {n for s in self._block.statements for n in names(s, gast.Store)}
-        deps = dependencies(self._block.statements)
+        deps = dependencies(self._block.statements, self._executed)
         watched_inputs = {n for n, v in self._snapshot.items() if self._is_watched(v)}
         target_names = [self._name_of(t, now, assigned) for t in targets]
         read_by_calls = self._read_by_calls(now)
@@ -371,6 +374,46 @@ class GradientTape:
 
 def _fresh(value):
     return value.copy() if isinstance(value, np.ndarray) else value
+
+
+# NOTE [executed lines]: TensorFlow's tape only connects what ran. While a tape records,
+# line events of its frame collect the lines that ran, so a Variable read only in a branch
+# that did not run is unconnected (None), as in TensorFlow. Under another tracer (a
+# debugger, coverage) the tape does not interfere: every line counts as run.
+_RECORDING: list = []  # tapes collecting executed lines
+
+
+def _no_calls(frame, event, arg):
+    return None  # other frames: no line events
+
+
+def _lines(frame, event, arg):
+    if event == "line":
+        for tape in _RECORDING:
+            if tape._frame is frame:
+                tape._executed.add(frame.f_lineno)
+    return _lines
+
+
+def _start_line_events(tape) -> None:
+    tape._executed = None
+    if sys.gettrace() not in (None, _no_calls):
+        return
+    tape._executed = set()
+    if not _RECORDING:
+        sys.settrace(_no_calls)
+    tape._frame.f_trace = _lines
+    _RECORDING.append(tape)
+
+
+def _stop_line_events(tape) -> None:
+    if tape not in _RECORDING:
+        return
+    _RECORDING.remove(tape)
+    if not any(t._frame is tape._frame for t in _RECORDING):
+        tape._frame.f_trace = None
+    if not _RECORDING:
+        sys.settrace(None)
 
 
 class _NoOp:

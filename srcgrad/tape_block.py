@@ -120,11 +120,14 @@ def _prepared(stmts, start: int, stop: int) -> list:
     return out
 
 
-def dependencies(stmts) -> dict:
-    """name -> names it is computed from, over every assignment (any depth)."""
+def dependencies(stmts, executed=None) -> dict:
+    """name -> names it is computed from, over every assignment (any depth) that ran: on a
+    line in `executed`, when the lines that ran are known."""
     deps: dict = {}
     for stmt in stmts:
         for node in gast.walk(stmt):
+            if executed is not None and getattr(node, "lineno", None) not in executed:
+                continue
             if isinstance(node, (gast.Assign, gast.AugAssign, gast.For)):
                 targets = node.targets if isinstance(node, gast.Assign) else [node.target]
                 source = node.iter if isinstance(node, gast.For) else node.value
