@@ -110,6 +110,7 @@ def _check_local_function(parsed: Parsed, fdef) -> None:
     if isinstance(fdef, gast.FunctionDef):
         _check_return(parsed, fdef)
 
+
 def _check_node(parsed: Parsed, node) -> None:
     if isinstance(node, gast.stmt) and not isinstance(node, _STATEMENTS):
         _fail(parsed, node, _construct(node))

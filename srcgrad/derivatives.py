@@ -98,7 +98,7 @@ def vjp(func, *primals, jit=True):
     program = _program(func, wrt, "vjp", jit)
     signature = inspect.signature(func)
     _, inputs = prepare_inputs(program, signature, wrt, primals, {})
-    out = _tree(program.compiled.call_helper(program.emitted.helpers[-1], *inputs))
+    out = _tree(program.compiled.call_helper(_value_name(program), *inputs))
 
     def vjp_fn(cotangent):
         if isinstance(out, tuple):
@@ -111,6 +111,11 @@ def vjp(func, *primals, jit=True):
         return tuple(_shaped(by_name[params[k]], p) if params[k] in by_name else None
                      for k, p in enumerate(primals))
     return out, vjp_fn
+
+
+def _value_name(program) -> str:
+    """The primal `f__value` the vjp module holds beside `f__vjp`."""
+    return f"{program.resolved.tree.name}__value"
 
 
 def _shaped(grad, arg):
@@ -159,7 +164,7 @@ def _forward_columns(func, signature, names, name, bound, args, kwargs, jit):
 def _reverse_rows(func, signature, names, name, bound, args, kwargs, jit):
     program = _program(func, names, "vjp", jit)
     _, inputs = prepare_inputs(program, signature, names, args, kwargs)
-    out = program.compiled.call_helper(program.emitted.helpers[-1], *inputs)
+    out = program.compiled.call_helper(_value_name(program), *inputs)
     rows = []
     for e in _basis(np.shape(out)):
         _, inputs = prepare_inputs(program, signature, names, args, kwargs)

@@ -163,6 +163,16 @@ def test_vjp_is_reusable_and_matches_jacrev(jit):
         assert dW.shape == W0.shape
 
 
+def test_vjp_and_jacrev_of_a_recursive_function():
+    a = np.random.default_rng(2).normal(size=(3, 3))
+    out, vjp_fn = srcgrad.vjp(test_calls.det, a, jit=False)
+    assert out == pytest.approx(np.linalg.det(a), rel=1e-12)
+    np.testing.assert_allclose(vjp_fn(2.0)[0], 2 * np.linalg.det(a) * np.linalg.inv(a).T,
+                               rtol=1e-10)
+    jac = srcgrad.jacrev(test_calls.uses_recursion, wrt=0, jit=False)(0.9, a)
+    assert jac == pytest.approx(numerical_grad(test_calls.uses_recursion, [0.9, a], 0), rel=1e-6)
+
+
 def energy(x, W):
     s = 0.0
     for i in range(x.shape[0]):
