@@ -13,7 +13,7 @@ become recordings in the forward sweep:
   `for` loop without `break` the trip count is known on entry, so the tape is
   an array preallocated by trip count (the loop is recast):
       _tape_y = tape_array(y, trip_count(0, n, 1))    before the loop
-      _tape_y[i] = y;  y = ...                         forward
+      record_at(_tape_y, i, y);  y = ...               forward
       y = _tape_y[i]                                   backward
   elsewhere it is a stack: `_tape_y.append(y)` ... `y = _tape_y.pop()`.
 - Any other name (a temporary assigned afresh in each iteration) is pushed
@@ -21,7 +21,9 @@ become recordings in the forward sweep:
   pops it and takes back the previous one. A temporary assigned once per
   iteration of an outermost `for` loop without `break` goes into an array
   made at the first iteration (its type is known only then) and indexed by
-  iteration: `_tape_t[i] = t`; backward `t = restore_at(_tape_t, i, t)`.
+  iteration: `record_at(_tape_t, i, t)` (which checks the shape stays the
+  same); backward `t = restore_at(_tape_t, i, t)`. A temporary `_t = a[i]`
+  read from an array nothing writes into is read again instead (cheap).
 - A write `y[i] = ...` pushes the element it overwrites on the site's tape:
   `_tape_y_at1.append(snapshot(y[i]))`; `hs.append(v)` needs nothing: the
   list itself holds the values.
@@ -39,6 +41,7 @@ import copy
 import itertools
 import re
 
+from .analyze import is_append
 from .optimize import blocks, drop_empty, written
 from .reverse import (Reversed, assign, call, const, ends_early, insert_before, method, name,
                       remove)
@@ -101,20 +104,27 @@ def _changes(stmt, names: set[str]) -> bool:
 
 
 def _cheap_temporaries(forward: list) -> dict:
-    """Temporaries `_tK = a op b` (no @) whose operands stay unchanged until their last use."""
+    """Temporaries `_tK = a op b` (no @) or `_tK = a[i]` (an array nothing writes into)
+    whose operands stay unchanged until their last use."""
     found = {}
     mentions = {}
     for stmt in forward:  # walking the outermost statements visits nested ones too
         for n in gast.walk(stmt):
             if isinstance(n, gast.Name):
                 mentions[n.id] = mentions.get(n.id, 0) + 1
+    written_into = {written(s) for b in blocks(forward) for s in b
+                    if written(s) is not None and not (
+                        isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name))}
+    written_into |= {s.value.func.value.id for b in blocks(forward) for s in b if is_append(s)}
     for block in blocks(forward):
         for k, stmt in enumerate(block):
             if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
                     and _TEMP.match(stmt.targets[0].id)):
                 continue
             value = stmt.value
-            if not (isinstance(value, gast.UnaryOp) or (
+            read = (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
+                    and value.value.id not in written_into)
+            if not (read or isinstance(value, gast.UnaryOp) or (
                     isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult))):
                 continue
             t = stmt.targets[0].id
@@ -261,9 +271,8 @@ def _record_before(rev: Reversed, restores: list) -> list:
                 undo.value = gast.Subscript(value=name(tape), slice=index, ctx=gast.Load())
                 size = call("trip_count", *_bounds(loop))
                 insert_before(rev.forward, loop, assign(tape, call("tape_array", name(var), size)))
-                slot = gast.Subscript(value=name(tape), slice=copy.deepcopy(index),
-                                      ctx=gast.Store())
-                insert_before(block, site, assign(slot, name(var)))
+                record = call("record_at", name(tape), copy.deepcopy(index), name(var))
+                insert_before(block, site, gast.Expr(value=record))
             else:
                 undo.value = method(tape, "pop")
                 insert_before(block, site, gast.Expr(value=method(tape, "append", name(var))))
@@ -299,10 +308,9 @@ def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[
                        body=[assign(tape, call("tape_like", name(var),
                                                call("trip_count", *_bounds(loop))))],
                        orelse=[])
-        slot = gast.Subscript(value=name(tape), slice=copy.deepcopy(index), ctx=gast.Store())
+        record = gast.Expr(value=call("record_at", name(tape), copy.deepcopy(index), name(var)))
         at = block.index(site)
-        block[at + 1:at + 1] = [gast.copy_location(make, site),
-                                gast.copy_location(assign(slot, name(var)), site)]
+        block[at + 1:at + 1] = [gast.copy_location(make, site), gast.copy_location(record, site)]
         for undo in restores:
             if written(undo) == var and isinstance(undo.targets[0], gast.Name):
                 undo.value = call("restore_at", name(tape), copy.deepcopy(index), name(var))

@@ -5,6 +5,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from ..errors import SrcgradError
+
 
 # --- restore: undo one recorded assignment (the tape holds every value assigned) -----
 
@@ -64,7 +66,7 @@ def _tape_array(x, n):
 def tape_like(x, n):
     if isinstance(x, np.ndarray):
         return np.empty((n,) + x.shape, dtype=x.dtype)
-    return np.empty(n, dtype=object)
+    return [x] * n  # numbers keep their type; tuples and the like are held as they are
 
 
 @overload(tape_like)
@@ -75,7 +77,33 @@ def _tape_like(x, n):
     if isinstance(x, (types.Number, types.Boolean)):
         dtype = x
         return lambda x, n: np.empty(n, dtype)
-    return None
+    return lambda x, n: [x] * n  # tuples (a recursive call's value and partials)
+
+# --- record_at: put an iteration's value on a preallocated tape ---------------------------
+
+_RESHAPED = ("srcgrad cannot differentiate this loop: a value it records changes shape from "
+             "one iteration to the next (for example an array that grows in a loop); "
+             "srcgrad differentiates loops whose arrays keep their shape")
+
+
+def record_at(tape, k, x):
+    if isinstance(tape, np.ndarray) and tape.shape[1:] != np.shape(x):
+        raise SrcgradError(_RESHAPED)
+    tape[k] = x
+
+
+@overload(record_at)
+def _record_at(tape, k, x):
+    if isinstance(tape, types.Array) and isinstance(x, types.Array):
+        def impl(tape, k, x):
+            if tape.shape[1:] != x.shape:
+                raise SrcgradError(_RESHAPED)
+            tape[k] = x
+        return impl
+
+    def plain(tape, k, x):
+        tape[k] = x
+    return plain
 
 # --- trip_count: len(range(start, stop, step)) ------------------------------------------
 
