@@ -10,7 +10,7 @@ import numpy as np
 
 from ..common import flat, gradbench_stream, njit_with, once
 from . import Impl
-from .peers import jax_sync, to_numpy
+from .peers import jax_single_array, to_numpy
 
 SIZES = {
     "quick": [{"ell": 5}, {"ell": 7}],
@@ -100,12 +100,7 @@ def jax_impl(data):
 
     def f(a):
         return det_batched(a[None], take, stack_sum)[0]
-    primal = jx.jit(f)
-
-    def make_gradient():
-        g = jx.jit(jx.grad(f))
-        return lambda: g(A)
-    return Impl(lambda: primal(A), make_gradient, lambda g: flat(to_numpy(g)), jax_sync)
+    return jax_single_array(jx, f, A)
 
 
 def torch_impl(data):

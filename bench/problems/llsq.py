@@ -11,7 +11,7 @@ import numpy as np
 
 from ..common import flat, gradbench_stream, njit_with, once
 from . import Impl
-from .peers import jax_sync, to_numpy, torch_single_tensor
+from .peers import jax_single_array, torch_single_tensor
 
 SIZES = {
     "quick": [{"n": 64, "m": 128}, {"n": 1024, "m": 128}],
@@ -75,12 +75,7 @@ def jax_impl(data):
         t = -1.0 + jnp.arange(n) * 2.0 / (n - 1)
         r = jnp.sign(t) - (t[:, None] ** jnp.arange(m)[None, :]) @ v
         return 0.5 * jnp.sum(r * r)
-    primal = jx.jit(f)
-
-    def make_gradient():
-        g = jx.jit(jx.grad(f))
-        return lambda: g(x_)
-    return Impl(lambda: primal(x_), make_gradient, lambda g: flat(to_numpy(g)), jax_sync)
+    return jax_single_array(jx, f, x_)
 
 
 def torch_impl(data):

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..common import flat, gradbench_stream, njit_with, once
 from . import Impl
-from .peers import jax_sync, to_numpy, torch_single_tensor
+from .peers import jax_single_array, torch_single_tensor
 
 SIZES = {
     "quick": [{"n": 10000}, {"n": 160000}],
@@ -68,12 +68,7 @@ def jax_impl(data):
     def f(v):
         a = jx.lax.stop_gradient(jnp.max(v))  # the shift does not change the value
         return a + jnp.log(jnp.sum(jnp.exp(v - a)))
-    primal = jx.jit(f)
-
-    def make_gradient():
-        g = jx.jit(jx.grad(f))
-        return lambda: g(x_)
-    return Impl(lambda: primal(x_), make_gradient, lambda g: flat(to_numpy(g)), jax_sync)
+    return jax_single_array(jx, f, x_)
 
 
 def torch_impl(data):

@@ -34,6 +34,18 @@ def to_numpy(value):
     return np.asarray(value, dtype=np.float64)
 
 
+def jax_single_array(jx, f, x):
+    """The JAX `Impl` of a function of one array: jitted primal, jitted jax.grad."""
+    from ..common import flat
+    from . import Impl
+    primal = jx.jit(f)
+
+    def make_gradient():
+        g = jx.jit(jx.grad(f))
+        return lambda: g(x)
+    return Impl(lambda: primal(x), make_gradient, lambda g: flat(to_numpy(g)), jax_sync)
+
+
 def torch_single_tensor(th, f, x):
     """The PyTorch `Impl` of a function of one tensor: primal under no_grad, gradient
     by torch.autograd.grad."""
