@@ -163,8 +163,7 @@ class GradientTape:
     @property
     def source(self) -> str:
         """The generated code of the last gradient this tape computed."""
-        programs = [p for p in (self._block.programs.values() if self._block else [])
-                    if hasattr(p, "source")]
+        programs = list(self._block.programs.values()) if self._block else []
         if not programs:
             raise ValueError("the tape has not computed a gradient yet; call tape.gradient")
         return programs[-1].source
@@ -272,14 +271,13 @@ class GradientTape:
         """id(Variable) -> its name in generated code, for the Variables the functions the
         block calls read from their modules (they are watched like the block's own)."""
         inputs = list(self._snapshot)
-        key = ("globals", tuple(inputs), self._block.start, self._block.stop)
-        if key not in self._block.programs:
+        key = (tuple(inputs), self._block.start, self._block.stop)
+        if key not in self._block.resolved:
             now = now or {**self._frame.f_globals, **self._frame.f_locals}
             func = self._block.function(inputs, [], "0.0", "tape_block_globals",
                                         inner=lambda call: self._inner(call, now))
-            resolved = link(desugar(resolve(check(parse(func)))))
-            self._block.programs[key] = resolved
-        resolved = self._block.programs[key]
+            self._block.resolved[key] = link(desugar(resolve(check(parse(func)))))
+        resolved = self._block.resolved[key]
         return {id(v): n for n, v in zip(resolved.data_globals, resolved.read_globals())
                 if isinstance(v, Variable)}
 

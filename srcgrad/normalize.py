@@ -169,11 +169,11 @@ class _Normalizer:
         nested = len(self.blocks) > 1  # in a loop or branch: no SSA names for this copy
         self.unversioned |= set(rename.values()) if nested else (
             _nested_stores(body) | _mutated(body))
-        written = _mutated(body)
-        self.mutated |= written
+        self.mutated |= _mutated(body)
+        written = _mutated(callee.body)  # the callee's own names
         where = self.where
         for param, value in zip(callee.params, values):
-            self.bind_parameter(call, rename[param], value, param in _mutated(callee.body))
+            self.bind_parameter(call, rename[param], value, param in written)
         for stmt in body[:-1]:
             self.statement(stmt)
         self.where = body[-1]

@@ -204,7 +204,8 @@ class Block:
     start: int
     stop: int
     namespace: dict  # the caller's globals, plus functions and modules its locals hold
-    programs: dict = field(default_factory=dict)
+    programs: dict = field(default_factory=dict)  # compiled gradients of this block
+    resolved: dict = field(default_factory=dict)  # inputs -> the block resolved (its globals)
 
     @property
     def statements(self) -> list:

@@ -26,6 +26,7 @@ __all__ = [
     "assert_close",
     "check_gradient",
     "check_corpus",
+    "check_fallback_gradient",
     "away_from_zero",
 ]
 
@@ -390,6 +391,22 @@ def check_gradient(f, args, wrt=0, jit=True, *, rtol=1e-5, atol=1e-7,
         f"{name}: value_and_grad value {value!r} != f(*args) {reference!r}")
     assert_close(vgrad, grad, rtol=1e-12, atol=1e-14, what=f"{name}: value_and_grad grads vs grad")
     return grad
+
+
+def check_fallback_gradient(f, args, wrt):
+    """For a function numba cannot compile: jit=True warns, runs as Python, and gives
+    exactly the gradient `check_gradient` accepts with jit=False."""
+    import pytest
+    import srcgrad  # imported lazily, as in check_gradient
+
+    expected = check_gradient(f, args, wrt=wrt, jit=False)
+    g = srcgrad.grad(f, wrt=wrt, jit=True)
+    with pytest.warns(srcgrad.SrcgradWarning, match="numba could not compile"):
+        got = g(*args)
+    assert g.backend == "python"
+    got, expected = (got, expected) if isinstance(wrt, tuple) else ((got,), (expected,))
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
 def check_corpus(cases, namespace, minimum):
