@@ -429,11 +429,25 @@ class _Normalizer:
         self.emit(loop)
 
     def while_loop(self, stmt):
+        """The condition is evaluated before the loop and again at the end of the body.
+
+        In a loop that can break, the evaluation for the next round goes before the
+        closing `if _brkK: break`, guarded by `if not _brkK:` (Python does not test
+        the condition after a break), so every statement of the body but the last
+        still runs to its end or is skipped as a whole.
+        """
         test = self.atom(stmt.test, target=self.fresh_temp())
         body = self.nested(stmt.body)
+        leave = body.pop() if body and _is_break_check(body[-1]) else None
         self.blocks.append(body)
         self.where = stmt
-        self.atom(stmt.test, target=test.id)  # evaluate the condition again for the next round
+        if leave is None:
+            self.atom(stmt.test, target=test.id)  # evaluate the condition again for the next round
+        else:
+            again = self.nested_expression(stmt.test, test.id)
+            going = self.atom(gast.UnaryOp(op=gast.Not(), operand=copy.deepcopy(leave.test)))
+            self.emit_if(going, again, [])
+            body.append(leave)
         self.blocks.pop()
         self.emit(gast.While(test=test, body=body, orelse=[]))
 
@@ -602,3 +616,7 @@ def normalize(resolved: Resolved, mode: str = "reverse") -> Normalized:
         resolved.callees.setdefault("snapshot", snapshot)
     return Normalized(resolved, norm.blocks[0], norm.inputs, norm.mutated)
 
+
+def _is_break_check(stmt) -> bool:
+    """`if _brkK: break`, which desugar puts last in the body of a loop that can break."""
+    return isinstance(stmt, gast.If) and any(isinstance(s, gast.Break) for s in stmt.body)

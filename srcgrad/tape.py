@@ -22,7 +22,12 @@ become recordings in the forward sweep:
   iteration of an outermost `for` loop without `break` goes into an array
   made at the first iteration (its type is known only then) and indexed by
   iteration: `record_at(_tape_t, i, t)` (which checks the shape stays the
-  same); backward `t = restore_at(_tape_t, i, t)`. A temporary `_t = a[i]`
+  same); backward `t = restore_at(_tape_t, i, t)`. The array tape copies, so
+  an array written into after its assignment (`lap = np.zeros(n)`, then
+  `lap[1:] = ...`) is recorded after the last statement of the iteration
+  that writes into it: the backward sweep restores the iteration's final
+  value and then undoes the writes one by one. (A stack holds the array
+  itself, so the writes reach the recorded value anyway.) A temporary `_t = a[i]`
   read from an array nothing writes into is read again instead (cheap).
 - A write `y[i] = ...` pushes the element it overwrites on the site's tape:
   `_tape_y_at1.append(snapshot(y[i]))`; `hs.append(v)` needs nothing: the
@@ -105,8 +110,16 @@ def _changes(stmt, names: set[str]) -> bool:
 
 def _cheap_temporaries(forward: list) -> dict:
     """Temporaries `_tK = a op b` (no @) or `_tK = a[i]` (an array nothing writes into)
-    whose operands stay unchanged until their last use."""
-    found = {}
+    whose operands stay unchanged until their last use, recomputations included.
+
+    Soundness rule: `t` is recomputed just before its first backward reader,
+    which lies in the backward code of its last forward user (before that
+    user's own undo steps). So the operands must not change from `t`'s
+    assignment up to and including that user. A recomputed temporary `u`
+    that reads `t` moves a use of `t` to `u`'s last user, so last uses are
+    taken through chains of recomputations (a fixed point: dropping `u`
+    shortens `t`'s uses, never lengthens them).
+    """
     mentions = {}
     for stmt in forward:  # walking the outermost statements visits nested ones too
         for n in gast.walk(stmt):
@@ -116,6 +129,7 @@ def _cheap_temporaries(forward: list) -> dict:
                     if written(s) is not None and not (
                         isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name))}
     written_into |= {s.value.func.value.id for b in blocks(forward) for s in b if is_append(s)}
+    candidates = {}  # t -> (block, index of its assignment, value, last direct user)
     for block in blocks(forward):
         for k, stmt in enumerate(block):
             if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
@@ -131,11 +145,24 @@ def _cheap_temporaries(forward: list) -> dict:
             users = [j for j in range(k, len(block)) if _mentions(block[j], t)]
             local = sum(sum(1 for n in gast.walk(block[j]) if isinstance(n, gast.Name)
                             and n.id == t) for j in users)
-            operands = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
-            if local == mentions[t] and not any(_changes(block[j], operands)
-                                                for j in range(k + 1, users[-1] + 1)):
-                found[t] = value
-    return found
+            if local == mentions[t]:
+                candidates[t] = (block, k, value, users[-1])
+    cheap = set(candidates)
+    while True:
+        def last_use(t, seen=()):
+            block, _, _, last = candidates[t]
+            for u in cheap - {t} - set(seen):
+                ublock, _, uvalue, _ = candidates[u]
+                if ublock is block and _mentions(uvalue, t):
+                    last = max(last, last_use(u, seen + (t,)))
+            return last
+        bad = {t for t in cheap if any(
+            _changes(candidates[t][0][j], {n.id for n in gast.walk(candidates[t][2])
+                                           if isinstance(n, gast.Name)})
+            for j in range(candidates[t][1] + 1, last_use(t) + 1))}
+        if not bad:
+            return {t: candidates[t][2] for t in cheap}
+        cheap -= bad
 
 
 def rematerialize(rev: Reversed) -> None:
@@ -310,7 +337,9 @@ def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[
                        orelse=[])
         record = gast.Expr(value=call("record_at", name(tape), copy.deepcopy(index), name(var)))
         at = block.index(site)
-        block[at + 1:at + 1] = [gast.copy_location(make, site), gast.copy_location(record, site)]
+        last = max([at] + [j for j in range(at + 1, len(block)) if _changes(block[j], {var})])
+        block.insert(last + 1, gast.copy_location(record, block[last]))
+        block.insert(at + 1, gast.copy_location(make, site))
         for undo in restores:
             if written(undo) == var and isinstance(undo.targets[0], gast.Name):
                 undo.value = call("restore_at", name(tape), copy.deepcopy(index), name(var))
