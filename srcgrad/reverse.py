@@ -161,7 +161,10 @@ class _Reverser:
         self.scopes = scopes(forward, set(self.active), top, set(norm.inputs))
         taken = {n.id for stmt in norm.body for n in gast.walk(stmt) if isinstance(n, gast.Name)}
         self.fresh = (f"_r{i}" for i in itertools.count(1) if f"_r{i}" not in taken).__next__
-        self.counters = itertools.count(1)
+        # `_nK` counts a loop's iterations, `_iK` runs its backward loop: K must be
+        # free for both (desugar's loop indices are `_iK` too).
+        self.counters = (k for k in itertools.count(1)
+                         if f"_n{k}" not in taken and f"_i{k}" not in taken)
         self.loop_depth = _loop_depths(forward)
         self.counted: list = []  # (loop, counter name) for loops counted in the forward sweep
         self.write_sites = itertools.count(1)

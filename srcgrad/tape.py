@@ -209,12 +209,16 @@ def _read_after_undo(backward: list) -> set[str]:
 
 def record(rev: Reversed) -> Reversed:
     rematerialize(rev)
-    needed = _read_after_undo(rev.backward)
-    for block in blocks(rev.backward):
-        block[:] = [s for s in block if not (
-            (_is_restore(s) or _is_list_undo(s)) and written(s) not in needed)]
-    _drop_final_restores(rev.backward)
-    rev.backward = drop_empty(rev.backward)
+    while True:  # dropping undo steps can empty a branch whose test then needs no undo
+        before = sum(len(b) for b in blocks(rev.backward))
+        needed = _read_after_undo(rev.backward)
+        for block in blocks(rev.backward):
+            block[:] = [s for s in block if not (
+                (_is_restore(s) or _is_list_undo(s)) and written(s) not in needed)]
+        _drop_final_restores(rev.backward)
+        rev.backward = drop_empty(rev.backward)
+        if sum(len(b) for b in blocks(rev.backward)) == before:  # each round only removes
+            break
     restores = [s for b in blocks(rev.backward) for s in b if _is_restore(s)]
     names = {written(s) for s in restores if isinstance(s.targets[0], gast.Name)}
     sites = {s.value.func.value.id for s in restores if isinstance(s.targets[0], gast.Subscript)}

@@ -1,0 +1,363 @@
+"""Regression corpus: loop programs that once got wrong gradients or crashed.
+
+Each class below was a silent wrong gradient or a crash inside generated
+code (issue 11), found by hand or by the program fuzzer (tests/fuzz). Every
+function is differentiated with and without numba and checked against
+central finite differences and, where it can trace the function, autograd
+(``gradcheck.check_gradient``). Inputs keep away from branch thresholds.
+
+- Recomputed temporaries: `y = np.sin((y + 1.0) * x)` recomputes `y + 1.0`
+  in the backward sweep; it must see the `y` of that iteration, also through
+  chains of recomputed temporaries.
+- Scratch arrays: an array bound afresh in each iteration and then written
+  into in place (by slices, elements, nested loops, branches, helpers) must
+  be recorded with its final contents, not as first bound.
+- `while` with compound conditions and early exits: the condition of the
+  next round is evaluated only when the body did not break.
+- Loop counters: the backward loop of a `while` nested in a loop over a
+  sequence took the same index name as the outer loop.
+"""
+
+import numpy as np
+import pytest
+
+from gradcheck import check_corpus, check_gradient
+
+
+# ---------------------------------------------------------------------------
+# recomputed temporaries read carried values of their own iteration
+# ---------------------------------------------------------------------------
+
+def carried_sin_affine(x, y):
+    for i in range(2):
+        y = np.sin((y + 1.0) * x)
+    return y
+
+
+def carried_sin_doubled(x, y):
+    for i in range(3):
+        y = np.sin((y + y) * x)
+    return y
+
+
+def carried_sin_scaled(x, y):
+    for i in range(3):
+        y = np.sin((2.0 * y) * x)
+    return y
+
+
+def carried_array_chain(x, y):
+    for i in range(3):
+        y = np.tanh(((y * x) + 1.0) * x - y)
+    return np.sum(y)
+
+
+def carried_deep_chain(x, y):
+    for i in range(4):
+        y = np.exp(-((((y - 0.5) * x) + y) * 0.3) ** 2)
+    return y * x
+
+
+def carried_two_values(a, b, x):
+    for i in range(3):
+        a, b = np.cos((b + 1.0) * x), np.sin((a - b) * x)
+    return a + 2.0 * b
+
+
+def carried_in_nested_loop(x, y):
+    for i in range(2):
+        for j in range(2):
+            y = np.sin((y + 0.5 * j) * x)
+    return y
+
+
+def carried_in_while(x, y):
+    k = 0
+    while k < 3:
+        y = np.cos((y * 0.5 + 1.0) * x)
+        k += 1
+    return y
+
+
+def carried_in_branch(x, y):
+    for i in range(4):
+        if i % 2 == 0:
+            y = np.sin((y + 1.0) * x)
+        else:
+            y = np.cos((y - 1.0) * x)
+    return y
+
+
+# ---------------------------------------------------------------------------
+# scratch arrays bound in a loop, then written into in place
+# ---------------------------------------------------------------------------
+
+def scratch_slice_fill(u0, k):
+    u = u0
+    for s in range(2):
+        lap = np.zeros(3)
+        lap[0:3] = u
+        u = u + k * lap
+    return np.sum(u)
+
+
+def scratch_stencil(u0, r):
+    u = u0
+    n = u0.shape[0]
+    for s in range(3):
+        lap = np.zeros(n)
+        lap[1:-1] = u[:-2] - 2.0 * u[1:-1] + u[2:]
+        u = u + r * lap
+    return np.sum(u * u)
+
+
+def scratch_elementwise(u0, k):
+    u = u0
+    for s in range(3):
+        f = np.empty(u.shape[0])
+        for i in range(u.shape[0]):
+            f[i] = np.sin(u[i]) * k
+        u = u + 0.5 * f
+    return np.sum(u ** 2)
+
+
+def scratch_partly_filled(u0, k):
+    u = u0
+    for s in range(3):
+        g = np.ones(u.shape[0])
+        g[0] = k * u[1]
+        g[-1] = k * u[0]
+        u = u * g
+    return np.sum(u)
+
+
+def scratch_in_branch(u0, k):
+    u = u0
+    for s in range(4):
+        w = np.zeros(u.shape[0])
+        if s % 2 == 0:
+            w[:] = np.tanh(u) * k
+        else:
+            w[1:] = u[:-1] * k
+        u = u + w
+    return np.sum(u * u)
+
+
+def _filled(u, k):
+    out = np.zeros(u.shape[0])
+    for i in range(u.shape[0]):
+        out[i] = k * u[i] * u[i]
+    return out
+
+
+def scratch_by_helper(u0, k):
+    u = u0
+    for s in range(3):
+        q = _filled(u, k)
+        u = u - 0.1 * q
+    return np.sum(u)
+
+
+def scratch_read_before_and_after(u0, k):
+    u = u0
+    total = 0.0
+    for s in range(3):
+        v = np.zeros(u.shape[0])
+        total = total + np.sum(v * u)
+        v[:] = np.sin(u) * k
+        total = total + np.sum(v * v)
+        u = u + v
+    return total
+
+
+def scratch_written_twice(u0, k):
+    u = u0
+    for s in range(3):
+        v = u * k
+        v[0] = np.cos(v[0])
+        v[1:] = v[1:] * u[0]
+        u = u + 0.3 * v
+    return np.sum(u)
+
+
+def scratch_in_while(u0, k):
+    u = u0
+    s = 0
+    while s < 3:
+        lap = np.zeros(u.shape[0])
+        lap[:] = np.sin(u)
+        u = u + k * lap
+        s += 1
+    return np.sum(u)
+
+
+def scratch_matrix(A0, k):
+    A = A0
+    for s in range(2):
+        B = np.zeros(A.shape)
+        for i in range(A.shape[0]):
+            B[i, :] = A[i, :] * k + np.sin(A[i, 0])
+        A = A + 0.5 * B
+    return np.sum(A * A)
+
+
+# ---------------------------------------------------------------------------
+# while with compound conditions and early exits
+# ---------------------------------------------------------------------------
+
+def while_and_break_at_once(x):
+    w = 0.0
+    it = 0
+    while w < 0.8 and it < 20:
+        break
+    return np.sum(x)
+
+
+def while_and_break_on_value(x):
+    s = 0.0
+    it = 0
+    while s < 2.0 and it < 20:
+        it += 1
+        s = s + 0.3 + x[0] ** 2
+        if s > 0.5:
+            break
+    return s
+
+
+def while_or_condition(x):
+    s = 0.0
+    it = 0
+    while s < 1.0 or it < 2:
+        s = s + x[0] * x[0] + 0.1
+        it += 1
+        if it > 10:
+            break
+    return s * x[1]
+
+
+def while_not_condition(x):
+    s = x[0]
+    it = 0
+    while not (s > 3.0 or it >= 6):
+        s = s * 1.5 + x[1]
+        it += 1
+        if s < -5.0:
+            break
+    return s
+
+
+def while_tolerance_iteration(x, c):
+    err = 1.0
+    it = 0
+    y = x
+    while err > 1e-10 and it < 50:
+        new = 0.5 * (y + c / y)
+        err = abs(new - y)
+        y = new
+        it += 1
+        if it > 40:
+            break
+    return y * x
+
+
+def while_continue_and_break(x):
+    s = 0.0
+    i = 0
+    while i < 6 and s < 10.0:
+        i += 1
+        if i % 2 == 0:
+            continue
+        s = s + np.sin(x[i % 3]) + 1.1
+        if s > 4.0:
+            break
+    return s
+
+
+def while_return_inside(x):
+    s = 0.0
+    it = 0
+    while it < 8 and s < 5.0:
+        s = s + x[0] * x[0] + 0.2
+        it += 1
+        if s > 2.0:
+            return s * x[1]
+    return s
+
+
+def return_in_while_in_for(x):
+    s = 0.0
+    for t in x:
+        i = 0
+        while i < 2:
+            s = s + t * t
+            if s > 2.0:
+                return s
+            i += 1
+    return s
+
+
+def zip_nested_while_return(x):
+    s = 0.0
+    for t1, t2 in zip(x, x[::-1]):
+        t1 -= 0.5 * t2
+        i = 0
+        while i < 2:
+            j = 0
+            while j < 2:
+                s = s + t1 * t2
+                if s > 2.0:
+                    return s
+                j += 1
+            i += 1
+    return s
+
+
+def _case(func, make_args, wrt=0, marks=()):
+    return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
+
+
+def _vec(*values):
+    return np.array(values, dtype=float)
+
+
+CASES = [
+    _case(carried_sin_affine, lambda: (0.3, 0.7), (0, 1)),
+    _case(carried_sin_doubled, lambda: (0.4, 0.6), (0, 1)),
+    _case(carried_sin_scaled, lambda: (0.35, 0.8), (0, 1)),
+    _case(carried_array_chain, lambda: (_vec(0.3, -0.5, 0.8), _vec(0.2, 0.9, -0.4)), (0, 1)),
+    _case(carried_deep_chain, lambda: (0.7, 0.4), (0, 1)),
+    _case(carried_two_values, lambda: (0.3, 0.6, 0.9), (0, 1, 2)),
+    _case(carried_in_nested_loop, lambda: (0.6, 0.2), (0, 1)),
+    _case(carried_in_while, lambda: (0.8, 0.3), (0, 1)),
+    _case(carried_in_branch, lambda: (0.5, 0.4), (0, 1)),
+    _case(scratch_slice_fill, lambda: (_vec(1.0, 2.0, 3.0), 0.5), (0, 1)),
+    _case(scratch_stencil, lambda: (_vec(0.3, 1.2, -0.4, 0.8, 0.1, 0.5), 0.2), (0, 1)),
+    _case(scratch_elementwise, lambda: (_vec(0.3, -0.7, 1.1), 0.6), (0, 1)),
+    _case(scratch_partly_filled, lambda: (_vec(0.9, 1.1, 0.7, 1.2), 0.8), (0, 1)),
+    _case(scratch_in_branch, lambda: (_vec(0.3, -0.2, 0.5), 0.7), (0, 1)),
+    _case(scratch_by_helper, lambda: (_vec(0.5, -0.6, 0.9), 0.4), (0, 1)),
+    _case(scratch_read_before_and_after, lambda: (_vec(0.2, 0.6, -0.3), 0.9), (0, 1)),
+    _case(scratch_written_twice, lambda: (_vec(0.4, -0.3, 0.6), 0.7), (0, 1)),
+    _case(scratch_in_while, lambda: (_vec(0.1, 0.8, -0.5), 0.6), (0, 1)),
+    _case(scratch_matrix, lambda: (np.array([[0.3, -0.2], [0.5, 0.1], [-0.4, 0.7]]), 0.6),
+          (0, 1)),
+    _case(while_and_break_at_once, lambda: (_vec(1.0, 2.0),)),
+    _case(while_and_break_on_value, lambda: (_vec(0.4, 1.0, 2.0),)),
+    _case(while_or_condition, lambda: (_vec(0.45, 1.3),)),
+    _case(while_not_condition, lambda: (_vec(0.4, 0.7),)),
+    _case(while_tolerance_iteration, lambda: (1.3, 2.0), (0, 1)),
+    _case(while_continue_and_break, lambda: (_vec(0.3, 0.8, -0.4),)),
+    _case(while_return_inside, lambda: (_vec(0.7, 1.4),)),
+    _case(return_in_while_in_for, lambda: (_vec(0.3, 0.9, -0.4, 0.7, 1.1),)),
+    _case(zip_nested_while_return, lambda: (_vec(0.3, 0.9, -0.4, 0.7, 1.1),)),
+]
+
+
+@pytest.mark.parametrize("jit", [True, False], ids=["jit", "nojit"])
+@pytest.mark.parametrize("func, make_args, wrt", CASES)
+def test_gradient(func, make_args, wrt, jit):
+    check_gradient(func, make_args(), wrt=wrt, jit=jit)
+
+
+def test_corpus_size_and_distinct_names():
+    check_corpus(CASES, globals(), minimum=20)
