@@ -66,6 +66,19 @@ def _check_differentiable(name: str, value):
                     "srcgrad differentiates floats and float64 NumPy arrays")
 
 
+def _reject_complex(label: str, value) -> None:
+    """Complex numbers are not supported yet: refuse them before generated code runs."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _reject_complex(label, item)
+    elif isinstance(value, (complex, np.complexfloating)) or (
+            isinstance(value, np.ndarray) and np.iscomplexobj(value)):
+        raise TypeError(f"{label} is complex ({type(value).__name__}"
+                        f"{f', dtype {value.dtype}' if isinstance(value, np.ndarray) else ''}): "
+                        "srcgrad does not support complex numbers yet; pass real values "
+                        "(e.g. the real and imaginary parts as separate arguments)")
+
+
 def prepare_inputs(program, signature, wrt, args, kwargs):
     """(bound arguments, the generated function's inputs): arguments as the user's function
     binds them, those in `wrt` checked, then the data globals; arrays the function writes
@@ -77,6 +90,11 @@ def prepare_inputs(program, signature, wrt, args, kwargs):
         values[name] = _check_differentiable(name, values[name])
     inputs = [_plain(v) for v in values.values()]
     inputs += [_plain(v) for v in program.resolved.read_globals()]
+    sources = program.resolved.global_sources
+    labels = [f"argument {n!r}" for n in values] + [
+        f"the global {sources.get(n, (None, n))[1]!r}" for n in program.resolved.data_globals]
+    for label, value in zip(labels, inputs):
+        _reject_complex(label, value)
     if program.mutated_inputs:
         names = list(values) + program.resolved.data_globals
         for k, name in enumerate(names):

@@ -1,7 +1,8 @@
 """Pass 2, check: reject what srcgrad cannot differentiate, before any rewriting.
 
 Guarantees to the next pass: the function body uses only the statement and
-expression forms listed in `_STATEMENTS` and `_EXPRESSIONS`; loops have no
+expression forms listed in `_STATEMENTS` and `_EXPRESSIONS`, and no complex
+constant (complex numbers are not supported yet); loops have no
 `else`; assignment targets are names, tuples of names, or one subscript of a
 name (`y[i] = v`); every `return` has a value and there is at least one; no
 parameter is `*args`/`**kwargs`; a nested function is a `def` or a
@@ -120,6 +121,12 @@ def _check_node(parsed: Parsed, node) -> None:
         targets = node.targets if isinstance(node, gast.Assign) else [node.target]
         for target in targets:
             _check_target(parsed, target)
+    if isinstance(node, gast.Constant) and isinstance(node.value, complex):
+        _fail(parsed, node, f"the complex number {node.value!r}",
+              "srcgrad does not support complex numbers yet")
+    if isinstance(node, gast.Call) and _makes_complex(parsed, node.func):
+        _fail(parsed, node, "making a complex number",
+              "srcgrad does not support complex numbers yet")
     if isinstance(node, gast.Call):
         if any(k.arg is None for k in node.keywords):
             _fail(parsed, node, "a **kwargs argument in a call")
@@ -130,6 +137,17 @@ def _check_node(parsed: Parsed, node) -> None:
         _check_target(parsed, node.target, subscript=False)
     if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Tuple):
         _fail(parsed, node, "augmented assignment to a tuple")
+
+
+_COMPLEX_TYPES = ("complex64", "complex128", "complex256", "complex_", "csingle", "cdouble",
+                  "clongdouble", "complexfloating")
+
+
+def _makes_complex(parsed: Parsed, func) -> bool:
+    """`complex(...)` (the builtin, not shadowed by a global) or `np.complex128(...)`."""
+    if isinstance(func, gast.Name):
+        return func.id == "complex" and "complex" not in getattr(parsed.func, "__globals__", {})
+    return isinstance(func, gast.Attribute) and func.attr in _COMPLEX_TYPES
 
 
 def _check_target(parsed: Parsed, target, subscript=True) -> None:

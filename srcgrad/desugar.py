@@ -215,7 +215,9 @@ class _Desugar:
         if isinstance(expr, gast.Name) and expr.id not in assigned:
             return expr, []
         temp = f"_s{self.next_id()}"
-        return _name(temp), [_assign(temp, expr, where)]
+        hoisted = _assign(temp, expr, where)
+        hoisted.hoisted_loop = where  # error messages name the loop, not `_sK`
+        return _name(temp), [hoisted]
 
 
 def desugar(resolved: Resolved) -> Resolved:

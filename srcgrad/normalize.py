@@ -34,6 +34,11 @@ Each statement keeps the line number of the user statement it came from.
 A value read from an array that the function writes into is copied when a user
 variable keeps it (`snapshot`), so a later write cannot change it behind the
 backward sweep's back.
+
+`z op= v` on a name becomes `z = z op v`; that statement and every write
+`z[i] = v` carry an `aliasing.Update` mark, and aliasing.py puts a run-time
+check before those whose array something else may still use (where NumPy's
+in-place semantics would give other numbers).
 """
 from __future__ import annotations
 
@@ -43,13 +48,12 @@ from dataclasses import dataclass, field
 
 import gast
 
+from .aliasing import Update, UserNames, guard_updates, source_text, symbol
 from .calls import Recursive, grad_all_name
 from .errors import SrcgradSyntaxError
 from .resolve import Resolved
 from .runtime import snapshot
 
-_SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
-           gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//"}
 # Calls whose result may share memory with an argument (a view).
 _VIEWS = ("np.transpose", "np.reshape", "np.ravel", "np.swapaxes", "np.expand_dims", "np.squeeze")
 
@@ -114,7 +118,7 @@ class _Normalizer:
         self.taken = _all_names(resolved)
         self.blocks: list[list] = [[]]
         self.where = None  # the user statement being normalized
-        self.copied_from: dict[str, str] = {}  # y -> x after `y = x` (they share memory)
+        self.names = UserNames(resolved.parsed)  # generated name -> the user's, for messages
         self.lists: set[str] = set()  # SSA names bound to a list display
         self.copies: dict[str, int] = {}  # callee name -> inlined copies so far
 
@@ -162,6 +166,7 @@ class _Normalizer:
             return self.call_recursive(callee, values)
         k = self.copies[callee.name] = self.copies.get(callee.name, 0) + 1
         rename = {n: f"{n}__{callee.name}{k}" for n in callee.locals}
+        self.names.inlined.update({new: (n, callee.name) for n, new in rename.items()})
         body = copy.deepcopy(callee.body)
         for node in (n for stmt in body for n in gast.walk(stmt)):
             if isinstance(node, gast.Name) and node.id in rename:
@@ -199,7 +204,7 @@ class _Normalizer:
             user = param.rsplit("__", 1)[0]
             if not _rebound_before_written(call.callee.body, user):
                 self.fail(call, f"{call.callee.name}() writing into its parameter {user!r}, "
-                          f"which is the caller's {value.id!r}",
+                          f"which is the caller's {self.names.show(value.id)}",
                           f"copy it first inside {call.callee.name}(): {user} = {user}.copy()")
             self.assign(self.define(param), value)  # rebound before any write: no sharing
             return
@@ -321,7 +326,7 @@ class _Normalizer:
         """
         atom = self.atom(node)
         if isinstance(atom, gast.Name) and atom.id in self.lists:
-            self.fail(self.where, f"using the list {atom.id!r} as a value",
+            self.fail(self.where, f"using the list {self.names.show(atom.id)} as a value",
                       "index it, append to it, iterate over it or take len(); for arithmetic "
                       "build an array instead")
         return atom
@@ -459,26 +464,19 @@ class _Normalizer:
             new = self._store(gast.BinOp(left=old, op=stmt.op, right=self.atom(stmt.value)), None)
             self.write(base, index, new)
             return
-        source = self.copied_from.get(target.id)
-        if source is not None:
-            self.forbid_alias(stmt, source)
+        old = self.version.get(target.id, target.id)
         self.bind(target, gast.BinOp(left=_name(target.id), op=stmt.op, right=stmt.value))
+        self.mark(old, target.id, symbol(stmt.op))  # rebinding, where NumPy updates in place
 
     def write(self, base, index, value):
         store = gast.Subscript(value=_name(base.id), slice=index, ctx=gast.Store())
         self.emit(gast.Assign(targets=[store], value=value, type_comment=None))
+        self.mark(base.id, base.id, None)
 
-    def forbid_alias(self, stmt, source: str):
-        """`z = x; z += y` rebinds z for numbers, but NumPy updates an array z (and x) in place."""
-        z = stmt.target.id
-        loc = self.parsed.loc(stmt)
-        message = (f"{loc}: `{loc.text.strip()}` would update {z!r} in place, and {z!r} is the "
-                   f"same array as {source!r}; srcgrad does not differentiate through writes to "
-                   f"shared arrays. Write {z} = {z} {_SYMBOL.get(type(stmt.op), '+')} ... "
-                   f"(a new array) or {z} = {source}.copy().")
-        self.emit(gast.Expr(value=gast.Call(
-            func=_name("forbid_array_alias"),
-            args=[_name(self.version[z]), gast.Constant(value=message, kind=None)], keywords=[])))
+    def mark(self, old: str, name: str, op):
+        """Mark the last statement for aliasing.py: an update of `old` (op None: a write)."""
+        self.blocks[-1][-1].srcgrad_update = Update(old, self.where, self.names.show(name),
+                                                    self.names.user(name), op)
 
     def bind(self, target, value):
         """Assign user expression `value` to user target `target`."""
@@ -488,6 +486,8 @@ class _Normalizer:
             return
         if isinstance(target, gast.Name):
             self.check_sharing(target.id, value)
+            if getattr(self.where, "hoisted_loop", None) is not None:  # desugar's `_sK = y`
+                self.names.hoisted[target.id] = self.where.hoisted_loop
             # Evaluate before versioning the name: `x = x * 2` reads the old x.
             simple = isinstance(value, (gast.Name, gast.Constant)) or (
                 isinstance(value, gast.Attribute) and _chain_root(value) not in self.version)
@@ -501,6 +501,8 @@ class _Normalizer:
             if simple:
                 resolved = self.value(resolved)  # `ys = hs` would give the list two names
             ssa = self.define(target.id)
+            if isinstance(resolved, gast.Name) and resolved.id == ssa:
+                return  # `x = x` (a name not versioned): nothing happens
             self.assign(ssa, resolved)
             (self.lists.add if isinstance(value, gast.List) else self.lists.discard)(ssa)
             return
@@ -515,18 +517,26 @@ class _Normalizer:
 
     def check_sharing(self, name: str, value):
         """Arrays written into must not share memory with another name (see module doc)."""
-        self.copied_from.pop(name, None)
         source = value.id if isinstance(value, gast.Name) and value.id in self.version else None
-        if source is not None:
-            self.copied_from[name] = source
         view = isinstance(value, gast.Subscript) or (
             isinstance(value, gast.Call) and _dotted(value.func) in _VIEWS)
-        if name in self.mutated and (source is not None or view):
-            self.fail(self.where, f"writing into {name!r}, which shares memory with "
-                      f"{source or 'another array'}", f"make it a copy: {name} = ....copy()")
-        if source is not None and source in self.mutated:
-            self.fail(self.where, f"a second name {name!r} for the array {source!r} that the "
-                      "function writes into", f"use {source!r} itself, or {name} = {source}.copy()")
+        if not (name in self.mutated and (source is not None or view)
+                or source is not None and source in self.mutated):
+            return
+        show, user = self.names.show, self.names.user(name)
+        loop = getattr(self.where, "hoisted_loop", None)  # desugar's `_sK = y` for `for v in y`
+        if loop is not None:
+            self.fail(loop, f"iterating over {show(source)}, which the function writes into, "
+                      "in a loop whose body rebinds it",
+                      f"iterate over a copy, {self.names.user(source)}.copy()")
+        if name in self.mutated:
+            what = self.names.user(source) if source else self.names.text(value)
+            self.fail(self.where, f"writing into {show(name)}, which shares memory with "
+                      f"{show(source) if source else f'`{what}`'}",
+                      f"make it a copy: {user} = {what}.copy()")
+        self.fail(self.where, f"a second name {show(name)} for the array {show(source)} that the "
+                  f"function writes into", f"use {self.names.user(source)} itself, or "
+                  f"{user} = {self.names.user(source)}.copy()")
 
     def unpack(self, whole, n):
         return [gast.Subscript(value=whole, slice=gast.Constant(value=i, kind=None),
@@ -551,7 +561,8 @@ class _Normalizer:
         if isinstance(arg, (gast.List, gast.Tuple)):
             return self.display(arg, spelled, spelled in NESTED_DISPLAYS)
         if isinstance(arg, gast.Name) and self.version.get(arg.id, arg.id) in self.lists:
-            self.fail(self.where, f"passing the list variable {arg.id!r} to {spelled}()",
+            self.fail(self.where, f"passing the list variable {self.names.show(arg.id)} to "
+                      f"{spelled}()",
                       f"write its elements out in a display, {spelled}([a, b, ...])")
         return use(arg)
 
@@ -612,6 +623,9 @@ def normalize(resolved: Resolved, mode: str = "reverse") -> Normalized:
     norm = _Normalizer(resolved, mode)
     for stmt in resolved.tree.body:
         norm.statement(stmt)
+    recursive = any(f is resolved.parsed.func for f in resolved.recursive)
+    guard_updates(norm.blocks[0], norm.inputs, norm.names, resolved.parsed.func.__qualname__,
+                  recursive)
     if any(norm.mutated):
         resolved.callees.setdefault("snapshot", snapshot)
     return Normalized(resolved, norm.blocks[0], norm.inputs, norm.mutated)

@@ -8,25 +8,52 @@ from numba.extending import overload
 from ..errors import SrcgradError
 
 
-# --- forbid_array_alias: `z = x; z += y` is only safe when z is not an array -----------
+# --- forbid_array_alias: `z op= v` rebinds z; NumPy would write into a shared array --------
 
-def forbid_array_alias(z, message):
-    """Raise if `z` is an array: NumPy would update it in place, and with it what it aliases."""
-    if isinstance(z, np.ndarray):
+def forbid_array_alias(z, other, message):
+    """Raise if `z` is an array and `other` holds one (None: an unknown holder).
+
+    Generated code calls it before `z = z op v` (the user's `z op= v`) where the
+    old array of z may still be used through `other` (aliasing.py): NumPy would
+    update that array in place, srcgrad makes a new one. A number is never shared.
+    """
+    if isinstance(z, np.ndarray) and _holds_array(other):
         raise SrcgradError(message)
 
 
-@overload(forbid_array_alias)
-def _forbid_array_alias(z, message):
-    if isinstance(z, types.Array):
-        if not isinstance(message, types.StringLiteral):
-            return lambda z, message: literally(message)  # retype with the text as a constant
-        text = message.literal_value
+def _holds_array(value) -> bool:
+    if value is None or isinstance(value, np.ndarray):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_array(v) for v in value)
 
-        def impl(z, message):
-            raise SrcgradError(text)
-        return impl
-    return lambda z, message: None
+
+def _may_hold_array(ty) -> bool:
+    if isinstance(ty, (types.Array, types.NoneType, types.Omitted)):
+        return True
+    if isinstance(ty, types.List):
+        return _may_hold_array(ty.dtype)
+    if isinstance(ty, types.BaseTuple):
+        return any(_may_hold_array(t) for t in ty.types)
+    return False
+
+
+@overload(forbid_array_alias)
+def _forbid_array_alias(z, other, message):
+    if not isinstance(message, types.StringLiteral):
+        return lambda z, other, message: literally(message)  # retype with the text as a constant
+    text = message.literal_value
+    if not (isinstance(z, types.Array) and _may_hold_array(other)):
+        return lambda z, other, message: None
+    if isinstance(other, types.List):  # a list holds an array once it has elements
+        def impl_list(z, other, message):
+            if len(other) > 0:
+                raise SrcgradError(text)
+        return impl_list
+
+    def impl(z, other, message):
+        raise SrcgradError(text)
+    return impl
+
 
 # --- check_cotangent: a custom rule's cotangent must have its argument's shape ----------
 
