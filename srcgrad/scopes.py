@@ -44,13 +44,32 @@ def _assigns(stmt, name) -> bool:
 
 
 def _upward_exposed(name: str, body: list) -> bool:
-    """Whether an iteration may read `name` before assigning it (conservatively)."""
+    """Whether an iteration may read `name` before assigning it (conservatively).
+
+    A branch assigns `name` when both of its arms do; a nested loop never does
+    (it may run no iteration), but it exposes `name` if its own body does.
+    """
+    return _first_use(name, body) == "read"
+
+
+def _first_use(name: str, body: list) -> str | None:
+    """"read" if `body` may read `name` before assigning it, "assigned" if every path
+    assigns it first, None if neither."""
     for stmt in body:
         if _assigns(stmt, name) and name not in names_in(stmt.value):
-            return False
-        if name in _mentions(stmt):
-            return True
-    return False
+            return "assigned"
+        if isinstance(stmt, gast.If) and name not in names_in(stmt.test):
+            arms = (_first_use(name, stmt.body), _first_use(name, stmt.orelse))
+            if "read" in arms:
+                return "read"
+            if arms == ("assigned", "assigned"):
+                return "assigned"
+        elif isinstance(stmt, (gast.For, gast.While)) and name not in _header(stmt):
+            if _first_use(name, stmt.body) == "read":
+                return "read"
+        elif name in _mentions(stmt):
+            return "read"
+    return None
 
 
 def scopes(body: list, names, top_level: set[str], inputs: set[str]) -> Scopes:

@@ -16,6 +16,10 @@ central finite differences and, where it can trace the function, autograd
   next round is evaluated only when the body did not break.
 - Loop counters: the backward loop of a `while` nested in a loop over a
   sequence took the same index name as the outer loop.
+- Found by the fuzzer: a temporary assigned in both arms of a branch in a
+  loop had its adjoint zeroed before the loop (unbound there); `np.prod`
+  with a zero element gave NaN (its rule divided by the element); `x = x`
+  made the backward sweep drop every earlier contribution to x.
 """
 
 import numpy as np
@@ -312,6 +316,46 @@ def zip_nested_while_return(x):
     return s
 
 
+# ---------------------------------------------------------------------------
+# found by the program fuzzer (tests/fuzz)
+# ---------------------------------------------------------------------------
+
+def temp_in_both_arms_of_while_branch(n, x, y):
+    it = 0
+    w1 = 1.0
+    while (w1 < 1.0 and np.sin(np.mean(y)) >= 0.25) and it < 4:
+        it += 1
+        w1 = w1 + 0.3 * np.cos(y[2, n - 1] * 1.0)
+        w1 -= x if np.exp(np.max(y)) < 3.0 else 0.1
+    v1 = w1 + np.zeros(4) if w1 < 0.5 else np.abs(y[2, :])
+    return np.mean(v1)
+
+
+def prod_with_a_zero(x):
+    z = np.zeros(3)  # written into, so autograd (whose rule gives NaN here too) stays out
+    z[0] = x - x
+    z[1] = x
+    z[2] = 2.0 * x
+    return np.sin(x * np.prod(np.tanh(z)) + x)
+
+
+def prod_of_zeros_matrix(x):
+    x = x + (np.outer(0.7 + np.zeros(3), x[0]) - np.min(x))
+    m1 = np.zeros((3, 2))
+    m1 += (m1 * x[0, 0]) ** 3
+    s1 = np.prod(np.outer(1.0 * np.ones(3), x[1]) * m1)
+    return s1 + -1.0 * np.max(m1)
+
+
+def self_assignment_then_branch(x):
+    x = x
+    v1 = np.zeros(3)
+    v1[:2] = np.min(x * np.ones(3))
+    if v1[2] < x:
+        x -= np.mean(v1 / (1.0 + x ** 2))
+    return np.sum(v1)
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -350,6 +394,13 @@ CASES = [
     _case(while_return_inside, lambda: (_vec(0.7, 1.4),)),
     _case(return_in_while_in_for, lambda: (_vec(0.3, 0.9, -0.4, 0.7, 1.1),)),
     _case(zip_nested_while_return, lambda: (_vec(0.3, 0.9, -0.4, 0.7, 1.1),)),
+    _case(temp_in_both_arms_of_while_branch,
+          lambda: (3, -0.375, np.array([[-0.03, 0.73, -1.06, -0.45], [-1.07, -0.07, 0.01, -0.98],
+                                        [-0.81, -0.48, 0.09, 1.38]])), (1, 2)),
+    _case(prod_with_a_zero, lambda: (1.035,)),
+    _case(prod_of_zeros_matrix,
+          lambda: (np.array([[1.49, 1.46], [1.11, -0.62], [0.96, 0.76]]),)),
+    _case(self_assignment_then_branch, lambda: (0.188,)),
 ]
 
 

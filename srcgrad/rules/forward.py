@@ -17,8 +17,8 @@ tests/test_rules.py checks every forward rule against finite differences.
 """
 import numpy as np
 
-from ..runtime import (axis_extremum_share, linalg_norm_grad, matrix_inner, reduce_sum,
-                       seed_like, solve_like, solve_product, swap_last_axes, tril_half_diag)
+from ..runtime import (axis_extremum_share, linalg_norm_grad, matrix_inner, prod_others,
+                       reduce_sum, seed_like, solve_like, solve_product, swap_last_axes, tril_half_diag)
 from . import arith, einsum, helpers, joining, linalg, numpy_ufuncs, reductions, shapes
 
 ELEMENTWISE = "elementwise"
@@ -63,7 +63,7 @@ def min_jvp(t_a, ans, a, axis=None, *, keepdims=False):
 
 @defjvp(reductions.prod)
 def prod_jvp(t_a, ans, a, axis=None, *, keepdims=False):
-    return ans * reduce_sum(t_a / a, axis, keepdims)
+    return reduce_sum(t_a * prod_others(a, axis), axis, keepdims)
 
 
 @defjvp(linalg.det)

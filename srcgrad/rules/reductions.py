@@ -8,7 +8,7 @@ reduced axis and broadcasts.
 """
 import numpy as np
 
-from ..runtime import axis_extremum_share, expand_to
+from ..runtime import axis_extremum_share, expand_to, prod_others
 from . import defrule
 
 
@@ -61,4 +61,4 @@ def min_(g, ans, a, axis=None, *, keepdims=False):
 
 @defrule(np.prod, sample=REDUCTION_SAMPLES)
 def prod(g, ans, a, axis=None, *, keepdims=False):
-    return expand_to(g * ans, a, axis, keepdims) / a
+    return expand_to(g, a, axis, keepdims) * prod_others(a, axis)

@@ -17,7 +17,7 @@ from .checks import check_cotangent, forbid_array_alias, snapshot  # noqa: F401
 from .tape import record_at, restore, restore_at, range_last, tape_array, tape_like, trip_count  # noqa: F401
 from .adjoints import seed_like, zeros_like, unbroadcast, fill_like  # noqa: F401
 from .cotangents import tie_share, extremum_share, select_where, log_or_zero, matmul_lhs_grad, matmul_rhs_grad  # noqa: F401
-from .axes import expand_to, axis_extremum_share, reshape_like, untranspose, cumsum_grad, clip_mask, flatten_copy  # noqa: F401
+from .axes import expand_to, axis_extremum_share, reshape_like, untranspose, cumsum_grad, clip_mask, flatten_copy, prod_others  # noqa: F401
 from .joining import concatenate_grad, stack_grad, hstack_grad, vstack_grad  # noqa: F401
 from .gather import add_at, check_write_index  # noqa: F401
 from .linalg import (swap_last_axes, stack_scalar, solve_transposed, solve_outer, tril_half_diag, slogdet_sign,  # noqa: F401
@@ -58,6 +58,7 @@ __all__ = [
     "cumsum_grad",
     "clip_mask",
     "flatten_copy",
+    "prod_others",
     "concatenate_grad",
     "stack_grad",
     "hstack_grad",

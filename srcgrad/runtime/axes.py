@@ -185,6 +185,46 @@ def _cumsum_grad(g, x, axis):
         return out.reshape(shape)
     return impl_axis
 
+# --- prod_others: each element's partial derivative of np.prod(a, axis) ----------------
+
+def prod_others(a, axis):
+    """The product of the other elements along `axis` (all of them for None), shaped like `a`.
+
+    Built from exclusive running products from both ends, so a zero in `a` gives
+    the right partials (dividing the product by `a` gives 0/0 there)."""
+    if np.ndim(a) == 0:
+        return 1.0
+    a = np.asarray(a, dtype=np.float64)
+    moved = a.reshape(1, -1) if axis is None else np.moveaxis(a, axis, -1)
+    ones = np.ones(moved.shape[:-1] + (1,))
+    left = np.cumprod(np.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, moved[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    if axis is None:
+        return (left * right).reshape(a.shape)
+    return np.moveaxis(left * right, -1, axis).copy()
+
+
+@overload(prod_others)
+def _prod_others(a, axis):
+    if _is_number(a):
+        return lambda a, axis: 1.0
+    if not _is_none(axis):
+        return None
+
+    def impl(a, axis):
+        flat = np.ascontiguousarray(a).reshape(a.size)
+        out = np.empty(a.size)
+        p = 1.0
+        for k in range(a.size):
+            out[k] = p
+            p *= flat[k]
+        p = 1.0
+        for k in range(a.size - 1, -1, -1):
+            out[k] *= p
+            p *= flat[k]
+        return out.reshape(a.shape)
+    return impl
+
 # --- clip_mask: 1.0 where lo < a < hi (a bound of None is no bound), else 0.0 --------------
 
 def clip_mask(a, lo, hi):
