@@ -461,6 +461,8 @@ class _Normalizer:
         if isinstance(target, gast.Subscript):  # y[i] += v  ->  t = y[i]; y[i] = t + v
             base, index = self.atom(target.value), self.index(target.slice)
             old = self._store(gast.Subscript(value=base, slice=index, ctx=gast.Load()), None)
+            # A slice is a view: the write below would change the old value under it.
+            old = self._store(gast.Call(func=_name("snapshot"), args=[old], keywords=[]), None)
             new = self._store(gast.BinOp(left=old, op=stmt.op, right=self.atom(stmt.value)), None)
             self.write(base, index, new)
             return

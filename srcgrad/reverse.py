@@ -25,6 +25,7 @@ Input: normalized code (normalize.py), active and reassigned names
 """
 from __future__ import annotations
 
+import copy
 import inspect
 import itertools
 import os
@@ -227,11 +228,18 @@ class _Reverser:
                 out.append(self.write_check(stmt, index))
             slot = gast.Subscript(value=name(adj(base)), slice=index, ctx=gast.Load())
             value = stmt.value
-            if isinstance(value, gast.Name) and value.id in self.active:
+            zero = gast.Subscript(value=name(adj(base)), slice=index, ctx=gast.Store())
+            if isinstance(value, gast.Name) and value.id == base:  # `v[:] = v`: the slot's
+                held = self.fresh()                                # cotangent goes to all of v
+                out += [assign(held, call("snapshot", slot)),
+                        assign(zero, call("zeros_like", copy.deepcopy(slot))),
+                        self.accumulate(base, call("unbroadcast", name(held), name(base)))]
+                slot = None
+            elif isinstance(value, gast.Name) and value.id in self.active:
                 out.append(self.accumulate(value.id, call(
                     "unbroadcast", call("snapshot", slot), name(value.id))))
-            zero = gast.Subscript(value=name(adj(base)), slice=index, ctx=gast.Store())
-            out.append(assign(zero, call("zeros_like", slot)))
+            if slot is not None:
+                out.append(assign(zero, call("zeros_like", slot)))
         # One tape per write site: each site writes values of one type (an element, a row).
         site = tape(f"{base}_at{next(self.write_sites)}")
         self.write_tapes[id(stmt)] = site

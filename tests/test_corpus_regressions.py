@@ -19,7 +19,9 @@ central finite differences and, where it can trace the function, autograd
 - Found by the fuzzer: a temporary assigned in both arms of a branch in a
   loop had its adjoint zeroed before the loop (unbound there); `np.prod`
   with a zero element gave NaN (its rule divided by the element); `x = x`
-  made the backward sweep drop every earlier contribution to x.
+  made the backward sweep drop every earlier contribution to x; `v[:] = v`
+  zeroed the slot's cotangent after passing it on; `v[1:] *= w` read the
+  old slice through a view the write then changed.
 """
 
 import numpy as np
@@ -356,6 +358,30 @@ def self_assignment_then_branch(x):
     return np.sum(v1)
 
 
+def self_write_whole(y):
+    v1 = y.copy()
+    v1[:] = v1
+    return np.sum(np.sin(v1))
+
+
+def slice_times_equals_in_loop(x, y):
+    v1 = np.zeros(2)
+    v1[:] = y
+    for t in range(2):
+        v1[1:] *= x[1:]
+    return np.max(v1)
+
+
+def rows_updated_from_each_other(x, y):
+    A = np.zeros((2, 2))
+    A[0, :] = x
+    A[1, :] = y * x
+    for i in range(2):
+        A[i] *= A[1 - i]
+        A[:, i] += np.sin(A[i])
+    return np.sum(A)
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -401,6 +427,9 @@ CASES = [
     _case(prod_of_zeros_matrix,
           lambda: (np.array([[1.49, 1.46], [1.11, -0.62], [0.96, 0.76]]),)),
     _case(self_assignment_then_branch, lambda: (0.188,)),
+    _case(self_write_whole, lambda: (_vec(0.3, 0.5, 0.7),)),
+    _case(slice_times_equals_in_loop, lambda: (_vec(0.61, 0.55), -0.78), (0, 1)),
+    _case(rows_updated_from_each_other, lambda: (_vec(0.61, 0.55), -0.78), (0, 1)),
 ]
 
 
