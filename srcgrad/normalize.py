@@ -267,6 +267,8 @@ class _Normalizer:
             return self._store(node, target) if target else node
         if isinstance(node, gast.Name):
             current = _name(self.version.get(node.id, node.id))
+            if target and node.id in self.mutated:  # `x if c else ...` of an array written
+                current = gast.Call(func=_name("snapshot"), args=[current], keywords=[])  # later
             return self._store(current, target) if target else current
         if isinstance(node, gast.Attribute) and _chain_root(node) not in self.version:
             return self._store(node, target) if target else node  # static, e.g. np.pi

@@ -21,7 +21,8 @@ central finite differences and, where it can trace the function, autograd
   with a zero element gave NaN (its rule divided by the element); `x = x`
   made the backward sweep drop every earlier contribution to x; `v[:] = v`
   zeroed the slot's cotangent after passing it on; `v[1:] *= w` read the
-  old slice through a view the write then changed.
+  old slice through a view the write then changed; `x if c else x` bound a
+  temporary to an array written later (NaN: the max rule saw the new values).
 """
 
 import numpy as np
@@ -382,6 +383,18 @@ def rows_updated_from_each_other(x, y):
     return np.sum(A)
 
 
+def max_of_conditional_then_write(x):
+    s1 = np.max(x if x[0] > 2.0 else x)
+    x[1] = 1.0
+    return s1 + np.sum(x)
+
+
+def conditional_in_zero_trip_loop(x, y):
+    for i in range(0):
+        x = np.tanh(x * ((y if np.sqrt((-3.0) ** 2 + 0.25) <= 0.7 else 0.7) * y))
+    return y + x
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -430,6 +443,8 @@ CASES = [
     _case(self_write_whole, lambda: (_vec(0.3, 0.5, 0.7),)),
     _case(slice_times_equals_in_loop, lambda: (_vec(0.61, 0.55), -0.78), (0, 1)),
     _case(rows_updated_from_each_other, lambda: (_vec(0.61, 0.55), -0.78), (0, 1)),
+    _case(max_of_conditional_then_write, lambda: (_vec(-0.51, 0.86),)),
+    _case(conditional_in_zero_trip_loop, lambda: (0.3, 0.5), (0, 1)),
 ]
 
 
