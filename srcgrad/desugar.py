@@ -7,9 +7,11 @@ Guarantees to the next pass (the tree keeps the user's line numbers):
   `for x in xs: ...` becomes `for _i1 in range(len(xs)): x = xs[_i1]; ...`.
 - No `continue`; `break` appears only as the last statement of a loop body,
   as `if _brkK: break`. Statements after a possible exit are guarded by
-  `if not _skipK:` (loops) or `if not _ret:` (function body), so every
-  statement of a body either runs to its end or is skipped as a whole; this
-  is what lets the backward sweep replay an iteration that ended early.
+  `if not _skipK:` (loops) or `if not _ret:` (function body), or become the
+  `else` branch of an `if` whose body always exits (so a value both paths
+  assign, like an inlined helper's `_retval`, is seen assigned on both), so
+  every statement of a body either runs to its end or is skipped as a whole;
+  this is what lets the backward sweep replay an iteration that ended early.
 - Exactly one `return`, the last statement of the function: other returns
   store their value in `_retval` and set `_ret`.
 """
@@ -42,6 +44,14 @@ def _const(value):
 
 def _call(func: str, *args):
     return gast.Call(func=_name(func), args=list(args), keywords=[])
+
+
+def _always_exits(body) -> bool:
+    """Whether a block always ends in return, break or continue."""
+    last = body[-1] if body else None
+    if isinstance(last, (gast.Return, gast.Break, gast.Continue)):
+        return True
+    return isinstance(last, gast.If) and _always_exits(last.body) and _always_exits(last.orelse)
 
 
 def _stored(nodes) -> set[str]:
@@ -89,11 +99,14 @@ class _Desugar:
         """Lowered statements, and whether they may leave early (break/continue/return)."""
         out = []
         for k, stmt in enumerate(stmts):
+            leaves = isinstance(stmt, gast.If) and not stmt.orelse and _always_exits(stmt.body)
             lowered, exits = self.statement(stmt, loop)
             out.extend(lowered)
             if exits:
                 rest, _ = self.block(stmts[k + 1:], loop)
-                if rest:
+                if rest and leaves:  # `if c: ...; return a` then the rest: its else branch
+                    stmt.orelse = rest
+                elif rest:
                     flag = loop.skip if loop else "_ret"
                     guard = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(flag)),
                                     body=rest, orelse=[])

@@ -506,7 +506,8 @@ class _Normalizer:
                 resolved = self.value(resolved)  # `ys = hs` would give the list two names
             ssa = self.define(target.id)
             if isinstance(resolved, gast.Name) and resolved.id == ssa:
-                return  # `x = x` (a name not versioned): nothing happens
+                self.emit(gast.Pass())  # `x = x` (a name not versioned): nothing happens
+                return
             self.assign(ssa, resolved)
             (self.lists.add if isinstance(value, gast.List) else self.lists.discard)(ssa)
             return

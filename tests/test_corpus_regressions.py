@@ -22,7 +22,10 @@ central finite differences and, where it can trace the function, autograd
   made the backward sweep drop every earlier contribution to x; `v[:] = v`
   zeroed the slot's cotangent after passing it on; `v[1:] *= w` read the
   old slice through a view the write then changed; `x if c else x` bound a
-  temporary to an array written later (NaN: the max rule saw the new values).
+  temporary to an array written later (NaN: the max rule saw the new values);
+  `if c: x = x` left an empty branch; a helper with an early return inlined
+  into a loop that ran no iteration read its unbound `_retval` (the rest of a
+  body after `if c: return a` is now that `if`'s else branch).
 """
 
 import numpy as np
@@ -395,6 +398,25 @@ def conditional_in_zero_trip_loop(x, y):
     return y + x
 
 
+def self_assignment_alone_in_branch(x):
+    if x > 0.5:
+        x = x
+    return x * x
+
+
+def _early_return_helper(p):
+    if p > 2.0:
+        return p
+    return 2.0 * p
+
+
+def helper_with_early_return_in_zero_trip_loop(x, n):
+    s = x
+    for i in range(n):
+        s = _early_return_helper(x) + s
+    return s
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -445,6 +467,8 @@ CASES = [
     _case(rows_updated_from_each_other, lambda: (_vec(0.61, 0.55), -0.78), (0, 1)),
     _case(max_of_conditional_then_write, lambda: (_vec(-0.51, 0.86),)),
     _case(conditional_in_zero_trip_loop, lambda: (0.3, 0.5), (0, 1)),
+    _case(self_assignment_alone_in_branch, lambda: (0.8,)),
+    _case(helper_with_early_return_in_zero_trip_loop, lambda: (0.3, 0)),
 ]
 
 
