@@ -132,7 +132,8 @@ def symbol(op) -> str:
 
 # ---- the analyses -------------------------------------------------------------------
 
-def _dotted(node) -> str:
+def dotted(node) -> str:
+    """The spelling of a name or attribute chain, such as `np.linalg.norm`."""
     parts = []
     while isinstance(node, gast.Attribute):
         parts.append(node.attr)
@@ -273,7 +274,7 @@ class _Analysis:
             return _values(value.value)
         if isinstance(value, gast.Call):
             from .runtime import __all__ as runtime_names
-            spelled = _dotted(value.func)
+            spelled = dotted(value.func)
             if spelled == "linked":
                 return _values(value.args[0])
             if spelled in VIEWS:

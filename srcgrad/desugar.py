@@ -5,6 +5,9 @@ Guarantees to the next pass (the tree keeps the user's line numbers):
   the loop variable or the names its bounds read. Loops over arrays, lists,
   `enumerate(...)` and `zip(...)` index the sequence instead:
   `for x in xs: ...` becomes `for _i1 in range(len(xs)): x = xs[_i1]; ...`.
+  A variable several such loops share gets a name per loop (`t__1`, `t__2`)
+  where that changes nothing (`_loop_variables`), since each may hold values
+  of another shape.
 - No `continue`; `break` appears only as the last statement of a loop body,
   as `if _brkK: break`. Statements after a possible exit are guarded by
   `if not _skipK:` (loops) or `if not _ret:` (function body), or become the
@@ -54,6 +57,60 @@ def _always_exits(body) -> bool:
     return isinstance(last, gast.If) and _always_exits(last.body) and _always_exits(last.orelse)
 
 
+def _loop_variables(resolved: Resolved, taken: set[str]) -> dict[int, dict[str, str]]:
+    """id(loop) -> {v: v__K}: the variable of each loop over a sequence gets a name of its own
+    when nothing outside those loops assigns it and reads of it outside them all come
+    after the last one (which then keeps the name).
+
+    `for t in x: ...` then `for t in A: ...` makes t a number, then a row: one
+    name for both would give its adjoint (and every shape read of it) the wrong
+    shape in one of the loops. Renaming is exact: every read of t is inside a
+    loop that binds t first, or after the last such loop, none inside another.
+    """
+    body = resolved.tree.body
+    top = {id(n): k for k, stmt in enumerate(body) for n in gast.walk(stmt)}
+    loops: dict[str, list] = {}
+    for node in gast.walk(resolved.tree):
+        if isinstance(node, gast.For) and not (
+                isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name)
+                and node.iter.func.id == "range"):
+            for n in gast.walk(node.target):
+                if isinstance(n, gast.Name):
+                    loops.setdefault(n.id, []).append(node)
+    others = list(resolved.local_functions.values())
+    renamed: dict[int, dict[str, str]] = {}
+    for var, fors in loops.items():
+        inside = {id(n) for loop in fors for part in [loop.target, *loop.body, *loop.orelse]
+                  for n in gast.walk(part)}  # not the sequence: it is read before binding
+        outside = [n for n in gast.walk(resolved.tree) if isinstance(n, gast.Name)
+                   and n.id == var and id(n) not in inside]
+        places = sorted(top[id(loop)] for loop in fors)
+        last = max(fors, key=lambda loop: top[id(loop)])
+        captured = any(isinstance(n, gast.Name) and n.id == var for f in others
+                       for n in gast.walk(f))
+        if (len(fors) < 2 or captured or len(set(places)) < len(places)
+                or any(isinstance(n.ctx, gast.Store) or top[id(n)] <= places[-1]
+                       for n in outside)):
+            continue
+        k = 0
+        for loop in fors:
+            if loop is last and outside:
+                continue  # later reads see the last loop's binding
+            k += 1
+            while f"{var}__{k}" in taken:
+                k += 1
+            taken.add(f"{var}__{k}")
+            renamed.setdefault(id(loop), {})[var] = f"{var}__{k}"
+    return renamed
+
+
+def _rename(body, old: str, new: str) -> None:
+    for stmt in body:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and node.id == old:
+                node.id = new
+
+
 def _stored(nodes) -> set[str]:
     return {n.id for stmt in nodes for n in gast.walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
@@ -75,6 +132,7 @@ class _Desugar:
         self.ids = itertools.count(1)
         self.taken = {n.id for n in gast.walk(resolved.tree) if isinstance(n, gast.Name)}
         self.flags_return = False
+        self.renamed = _loop_variables(resolved, self.taken)
 
     def next_id(self) -> int:
         """A number K for `_brkK`, `_skipK`, `_iK`, `_sK` that the code does not use yet
@@ -140,6 +198,11 @@ class _Desugar:
     def loop(self, stmt, outer: _Loop | None):
         k = self.next_id()
         pre = []
+        for old, new in self.renamed.get(id(stmt), {}).items():
+            for node in gast.walk(stmt.target):
+                if isinstance(node, gast.Name) and node.id == old:
+                    node.id = new
+            _rename(stmt.body, old, new)
         if isinstance(stmt, gast.For):
             pre, target, iterable, prefix = self.iteration(stmt)
             stmt.target, stmt.iter = target, iterable

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 import gast
 
 from .aliasing import Update, UserNames, guard_updates, source_text, symbol
+from .aliasing import dotted as _dotted
 from .calls import Recursive, grad_all_name
 from .errors import SrcgradSyntaxError
 from .resolve import Resolved
@@ -499,6 +500,9 @@ class _Normalizer:
             if isinstance(value, gast.Subscript) and _chain_root(value.value) in self.mutated:
                 resolved = gast.Call(func=_name("snapshot"),
                                      args=[self._store(resolved, None)], keywords=[])
+            elif not simple and isinstance(resolved, gast.Name) and target.id in self.mutated:
+                # `v = a if c else b`, then `v[i] = ...`: the temporary would be the same array
+                resolved = gast.Call(func=_name("snapshot"), args=[resolved], keywords=[])
             elif not simple and target.id in self.unversioned and target.id in _reads(resolved):
                 # `s = s * x` in a loop: the backward sweep needs the old s and the new one
                 resolved = self._store(resolved, None)
@@ -614,14 +618,6 @@ def _reads(node) -> set[str]:
 def _stores_in(stmt) -> set[str]:
     return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store)}
-
-
-def _dotted(node) -> str:
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join(([node.id] if isinstance(node, gast.Name) else []) + parts[::-1])
 
 
 def normalize(resolved: Resolved, mode: str = "reverse") -> Normalized:

@@ -25,7 +25,9 @@ central finite differences and, where it can trace the function, autograd
   temporary to an array written later (NaN: the max rule saw the new values);
   `if c: x = x` left an empty branch; a helper with an early return inlined
   into a loop that ran no iteration read its unbound `_retval` (the rest of a
-  body after `if c: return a` is now that `if`'s else branch).
+  body after `if c: return a` is now that `if`'s else branch); `v = a if c
+  else b` then `v[i] = ...` wrote into the taped temporary; `for t in x`
+  then `for t in A` gave t's adjoint a row's shape in the first loop.
 """
 
 import numpy as np
@@ -417,6 +419,33 @@ def helper_with_early_return_in_zero_trip_loop(x, n):
     return s
 
 
+def conditional_bound_then_written(x):
+    for t in x:
+        v1 = np.tanh(x) if t >= np.min(x) else x * x
+        x = x + v1
+        v1[1:2] += 1.5
+    return np.sum(x)
+
+
+def loop_variable_reused_for_rows(x, y):
+    for i, t in enumerate(x):
+        if t > 5.0:
+            return t
+        x = np.tanh(x * t)
+    for t in y:
+        v2 = y[0]
+    return np.sum(x)
+
+
+def loop_variable_reused_then_read(x, y):
+    s = 0.0
+    for t in x:
+        s = s + t * t
+    for t in y:
+        s = s + np.sum(t * x)
+    return s + t[0]
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -469,6 +498,11 @@ CASES = [
     _case(conditional_in_zero_trip_loop, lambda: (0.3, 0.5), (0, 1)),
     _case(self_assignment_alone_in_branch, lambda: (0.8,)),
     _case(helper_with_early_return_in_zero_trip_loop, lambda: (0.3, 0)),
+    _case(conditional_bound_then_written, lambda: (_vec(1.36, 0.2, -1.05),)),
+    _case(loop_variable_reused_for_rows,
+          lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
+    _case(loop_variable_reused_then_read,
+          lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
 ]
 
 
