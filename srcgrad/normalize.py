@@ -490,6 +490,9 @@ class _Normalizer:
             self.write(base, index, self.atom(value))
             return
         if isinstance(target, gast.Name):
+            if (self.names.user(target.id) == "_retval" and isinstance(value, gast.Name)
+                    and value.id in self.mutated):  # an early `return a` of an array it wrote
+                value = gast.Call(func=_name("snapshot"), args=[value], keywords=[])
             self.check_sharing(target.id, value)
             if getattr(self.where, "hoisted_loop", None) is not None:  # desugar's `_sK = y`
                 self.names.hoisted[target.id] = self.where.hoisted_loop

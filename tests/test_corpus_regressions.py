@@ -446,6 +446,30 @@ def loop_variable_reused_then_read(x, y):
     return s + t[0]
 
 
+def _filled_with_early_return(p):
+    p = p.copy()
+    p[0] = 2.0 * p[2]
+    if p[1] > 5.0:
+        return p
+    return p * 2.0
+
+
+def helper_returns_written_array_early(x):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(_filled_with_early_return(x * (i + 1.0)) * x)
+    return s
+
+
+def early_return_of_written_array(x):
+    p = x.copy()
+    for i in range(3):
+        p[i] = p[i] * x[i]
+        if p[i] > 0.5:
+            return np.sum(p * x)
+    return np.sum(p)
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -501,6 +525,8 @@ CASES = [
     _case(conditional_bound_then_written, lambda: (_vec(1.36, 0.2, -1.05),)),
     _case(loop_variable_reused_for_rows,
           lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
+    _case(helper_returns_written_array_early, lambda: (_vec(0.3, 0.9, 1.2),)),
+    _case(early_return_of_written_array, lambda: (_vec(0.3, 0.9, 1.2),)),
     _case(loop_variable_reused_then_read,
           lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
 ]
