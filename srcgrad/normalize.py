@@ -509,6 +509,8 @@ class _Normalizer:
             elif not simple and target.id in self.unversioned and target.id in _reads(resolved):
                 # `s = s * x` in a loop: the backward sweep needs the old s and the new one
                 resolved = self._store(resolved, None)
+                if target.id in self.mutated:  # and a later write into s must not reach it
+                    resolved = gast.Call(func=_name("snapshot"), args=[resolved], keywords=[])
             if simple:
                 resolved = self.value(resolved)  # `ys = hs` would give the list two names
             ssa = self.define(target.id)

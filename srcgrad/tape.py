@@ -24,10 +24,13 @@ become recordings in the forward sweep:
   iteration: `record_at(_tape_t, i, t)` (which checks the shape stays the
   same); backward `t = restore_at(_tape_t, i, t)`. The array tape copies, so
   an array written into after its assignment (`lap = np.zeros(n)`, then
-  `lap[1:] = ...`) is recorded after the last statement of the iteration
-  that writes into it: the backward sweep restores the iteration's final
-  value and then undoes the writes one by one. (A stack holds the array
-  itself, so the writes reach the recorded value anyway.) A temporary `_t = a[i]`
+  `lap[1:] = ...`) is recorded after the last statement of the block that
+  writes into it before it is bound again: the backward sweep restores that
+  final value and then undoes the writes one by one. Stacks are filled the
+  same way, and hold copies (`snapshot(v)`) in a function that writes into
+  any array: a write through another name of the same array (an inlined
+  parameter bound to the caller's array) would change a value held by
+  reference. A temporary `_t = a[i]`
   read from an array nothing writes into is read again instead (cheap).
 - A write `y[i] = ...` pushes the element it overwrites on the site's tape:
   `_tape_y_at1.append(snapshot(y[i]))`; `hs.append(v)` needs nothing: the
@@ -225,7 +228,8 @@ def record(rev: Reversed) -> Reversed:
     before = _record_before(rev, [s for s in restores if isinstance(s.targets[0], gast.Name)])
     names -= {written(s) for s in before}
     names -= _record_by_iteration(rev, names, restores)
-    _instrument(rev.forward, names, {k: t for k, t in rev.write_tapes.items() if t in sites})
+    _instrument(rev.forward, names, {k: t for k, t in rev.write_tapes.items() if t in sites},
+                _held(rev.forward))
     inputs = [name_ for name_ in rev.norm.inputs if name_ in names]
     tapes = sorted({n.id for b in itertools.chain(blocks(rev.backward), blocks(rev.forward))
                     for s in b for n in gast.walk(s)
@@ -286,6 +290,7 @@ def _record_before(rev: Reversed, restores: list) -> list:
     """
     first = _defined_first(rev.forward, rev.norm.inputs)
     places = _places(rev.forward)
+    held = _held(rev.forward)
     by_var: dict[str, list] = {}
     for restore in restores:
         if written(restore) in first:
@@ -306,7 +311,7 @@ def _record_before(rev: Reversed, restores: list) -> list:
                 insert_before(block, site, gast.Expr(value=record))
             else:
                 undo.value = method(tape, "pop")
-                insert_before(block, site, gast.Expr(value=method(tape, "append", name(var))))
+                insert_before(block, site, gast.Expr(value=method(tape, "append", held(var))))
         for undo in undos:
             if rev.restore_sites[id(undo)] is first[var]:
                 remove(rev.backward, undo)
@@ -341,7 +346,7 @@ def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[
                        orelse=[])
         record = gast.Expr(value=call("record_at", name(tape), copy.deepcopy(index), name(var)))
         at = block.index(site)
-        last = max([at] + [j for j in range(at + 1, len(block)) if _changes(block[j], {var})])
+        last = _last_change(block, at, var)
         block.insert(last + 1, gast.copy_location(record, block[last]))
         block.insert(at + 1, gast.copy_location(make, site))
         for undo in restores:
@@ -399,16 +404,16 @@ def _drop_final_restores(backward: list) -> None:
         later |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
 
 
-def _instrument(forward: list, names: set[str], sites: dict[int, str]) -> None:
+def _instrument(forward: list, names: set[str], sites: dict[int, str], held) -> None:
     for block in list(blocks(forward)):
         k = 0
         while k < len(block):
             stmt = block[k]
             target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
             if isinstance(target, gast.Name) and target.id in names:
-                push = method(f"_tape_{target.id}", "append", name(target.id))
-                block.insert(k + 1, gast.copy_location(gast.Expr(value=push), stmt))
-                k += 1
+                push = method(f"_tape_{target.id}", "append", held(target.id))
+                last = _last_change(block, k, target.id)
+                block.insert(last + 1, gast.copy_location(gast.Expr(value=push), block[last]))
             elif isinstance(target, gast.Subscript) and id(stmt) in sites:
                 old = gast.Subscript(value=name(target.value.id), slice=target.slice,
                                      ctx=gast.Load())
@@ -417,3 +422,24 @@ def _instrument(forward: list, names: set[str], sites: dict[int, str]) -> None:
                 k += 1
             k += 1
 
+
+def _last_change(block: list, at: int, var: str) -> int:
+    """The last statement of `block` after `block[at]` (which binds `var`) that writes into
+    or appends to `var` before anything binds it again; `at` if none."""
+    last = at
+    for j in range(at + 1, len(block)):
+        if any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == var
+               for n in gast.walk(block[j])):
+            break
+        if _changes(block[j], {var}):
+            last = j
+    return last
+
+
+def _held(forward: list):
+    """What a stack tape holds of a name: a copy (`snapshot(v)`) if the function writes into
+    any array, since a write through another name of the same array (an inlined
+    parameter, say) would change a value held by reference; else the value itself."""
+    writes = any(isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript)
+                 for b in blocks(forward) for s in b)
+    return (lambda var: call("snapshot", name(var))) if writes else name

@@ -27,7 +27,10 @@ central finite differences and, where it can trace the function, autograd
   into a loop that ran no iteration read its unbound `_retval` (the rest of a
   body after `if c: return a` is now that `if`'s else branch); `v = a if c
   else b` then `v[i] = ...` wrote into the taped temporary; `for t in x`
-  then `for t in A` gave t's adjoint a row's shape in the first loop.
+  then `for t in A` gave t's adjoint a row's shape in the first loop;
+  `y = np.tanh(y)` then `y[1:] += ...` wrote into the taped tanh value; a
+  stack tape held the caller's array by reference (an inlined parameter) and
+  a later write into it changed the recorded value.
 """
 
 import numpy as np
@@ -470,6 +473,28 @@ def early_return_of_written_array(x):
     return np.sum(p)
 
 
+def rebound_through_itself_then_written(x, y):
+    for i in range(3):
+        y = np.tanh(y)
+        if i == 1:
+            break
+        y[1:] += -y[:2]
+    return np.sum(y) + 0.25 * x
+
+
+def _rescaled_in_place(p):
+    p = np.tanh(p * np.sum(np.minimum(p, p[3])))
+    for i in range(1):
+        p[i % 4] -= p[i % 4]
+    return 1.5 * np.mean(p)
+
+
+def caller_array_written_after_helper(x):
+    v1 = x * x
+    v1[2] = _rescaled_in_place(v1)
+    return np.sum(v1)
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -527,6 +552,8 @@ CASES = [
           lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
     _case(helper_returns_written_array_early, lambda: (_vec(0.3, 0.9, 1.2),)),
     _case(early_return_of_written_array, lambda: (_vec(0.3, 0.9, 1.2),)),
+    _case(rebound_through_itself_then_written, lambda: (0.3, _vec(0.3, 0.9, 1.2)), (0, 1)),
+    _case(caller_array_written_after_helper, lambda: (_vec(-0.15, -1.19, 0.76, 0.9),)),
     _case(loop_variable_reused_then_read,
           lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
 ]
