@@ -239,7 +239,8 @@ def record(rev: Reversed) -> Reversed:
                     and s.targets[0].id.startswith("_tape_")}
     header = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in tapes
               if t not in preallocated]
-    header += [gast.Expr(value=method(f"_tape_{v}", "append", name(v))) for v in inputs]
+    header += [gast.Expr(value=method(f"_tape_{v}", "append", _held(rev.forward)(v)))
+               for v in inputs]
     rev.forward = header + rev.forward
     _keep_output_only_if_restored(rev)
     return rev
