@@ -54,12 +54,26 @@ def _upward_exposed(name: str, body: list) -> bool:
 
 def _first_use(name: str, body: list) -> str | None:
     """"read" if `body` may read `name` before assigning it, "assigned" if every path
-    assigns it first, None if neither."""
+    assigns it first, None if neither.
+
+    Desugar's return slot `_retval` (of a function or of an inlined copy, same
+    suffix as its flag `_ret`) is assigned whenever its flag is set, so the
+    rest of a body guarded by `if not _ret:` counts as assigning it where the
+    guard is false.
+    """
+    negated = {}  # temporary -> the name it negates (`_t9 = not _ret__h1`)
     for stmt in body:
         if _assigns(stmt, name) and name not in names_in(stmt.value):
             return "assigned"
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) \
+                and isinstance(stmt.value, gast.UnaryOp) and isinstance(stmt.value.op, gast.Not) \
+                and isinstance(stmt.value.operand, gast.Name):
+            negated[stmt.targets[0].id] = stmt.value.operand.id
         if isinstance(stmt, gast.If) and name not in names_in(stmt.test):
-            arms = (_first_use(name, stmt.body), _first_use(name, stmt.orelse))
+            flag_set = (isinstance(stmt.test, gast.Name) and name.startswith("_retval")
+                        and negated.get(stmt.test.id) == "_ret" + name[len("_retval"):])
+            arms = (_first_use(name, stmt.body),
+                    "assigned" if flag_set and not stmt.orelse else _first_use(name, stmt.orelse))
             if "read" in arms:
                 return "read"
             if arms == ("assigned", "assigned"):

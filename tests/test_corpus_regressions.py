@@ -30,7 +30,9 @@ central finite differences and, where it can trace the function, autograd
   then `for t in A` gave t's adjoint a row's shape in the first loop;
   `y = np.tanh(y)` then `y[1:] += ...` wrote into the taped tanh value; a
   stack tape held the caller's array by reference (an inlined parameter) and
-  a later write into it changed the recorded value.
+  a later write into it changed the recorded value; a helper returning from
+  inside a nested branch, inlined into a loop that ran no iteration, had
+  the adjoint of its return slot zeroed before the loop, where it is unbound.
 """
 
 import numpy as np
@@ -495,6 +497,27 @@ def caller_array_written_after_helper(x):
     return np.sum(v1)
 
 
+def _nested_early_return(p):
+    if p - p < 0.7:
+        v1 = np.ones(2)
+        v1[1] *= np.mean(v1)
+        if np.exp(p) <= 0.7:
+            return p * v1[1] + p
+    if p * p > 0.5:
+        p = np.tanh(p + 0.25)
+    return 3.0 * p
+
+
+def helper_nested_return_in_zero_trip_while(x, y):
+    s1 = np.tanh(_nested_early_return(y)) ** 3
+    it = 0
+    w1 = 1.0
+    while w1 < 1.0 and it < 3:
+        it += 1
+        w1 = w1 + 0.3 * np.cos(_nested_early_return(x[0]))
+    return w1 + s1
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -554,6 +577,7 @@ CASES = [
     _case(early_return_of_written_array, lambda: (_vec(0.3, 0.9, 1.2),)),
     _case(rebound_through_itself_then_written, lambda: (0.3, _vec(0.3, 0.9, 1.2)), (0, 1)),
     _case(caller_array_written_after_helper, lambda: (_vec(-0.15, -1.19, 0.76, 0.9),)),
+    _case(helper_nested_return_in_zero_trip_while, lambda: (_vec(0.4, 0.2), -0.9), (0, 1)),
     _case(loop_variable_reused_then_read,
           lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
 ]
