@@ -201,6 +201,8 @@ class _Normalizer:
         into later gets a copy, so the backward sweep reads what it saw.
         """
         caller_array = isinstance(value, gast.Name) and value.id in self.version
+        if caller_array and value.id in self.mutated:  # the callee's name must not see
+            value = gast.Call(func=_name("snapshot"), args=[value], keywords=[])  # the writes
         if caller_array and written:
             user = param.rsplit("__", 1)[0]
             if not _rebound_before_written(call.callee.body, user):
@@ -209,8 +211,6 @@ class _Normalizer:
                           f"copy it first inside {call.callee.name}(): {user} = {user}.copy()")
             self.assign(self.define(param), value)  # rebound before any write: no sharing
             return
-        if caller_array and value.id in self.mutated:
-            value = gast.Call(func=_name("snapshot"), args=[value], keywords=[])
         self.bind(_name(param, gast.Store()), value)
 
     def arguments(self, call, callee) -> list:

@@ -26,11 +26,12 @@ become recordings in the forward sweep:
   an array written into after its assignment (`lap = np.zeros(n)`, then
   `lap[1:] = ...`) is recorded after the last statement of the block that
   writes into it before it is bound again: the backward sweep restores that
-  final value and then undoes the writes one by one. Stacks are filled the
-  same way, and hold copies (`snapshot(v)`) in a function that writes into
-  any array: a write through another name of the same array (an inlined
-  parameter bound to the caller's array) would change a value held by
-  reference. A temporary `_t = a[i]`
+  final value and then undoes the writes one by one. A stack of values
+  pushed after assignment holds each array itself, so writes into it reach
+  the recorded value (normalize binds a copy wherever another name of the
+  same array is written into: an inlined parameter, `v = a if c else b`);
+  a stack of values about to be overwritten holds copies in a function that
+  writes into arrays. A temporary `_t = a[i]`
   read from an array nothing writes into is read again instead (cheap).
 - A write `y[i] = ...` pushes the element it overwrites on the site's tape:
   `_tape_y_at1.append(snapshot(y[i]))`; `hs.append(v)` needs nothing: the
@@ -228,8 +229,7 @@ def record(rev: Reversed) -> Reversed:
     before = _record_before(rev, [s for s in restores if isinstance(s.targets[0], gast.Name)])
     names -= {written(s) for s in before}
     names -= _record_by_iteration(rev, names, restores)
-    _instrument(rev.forward, names, {k: t for k, t in rev.write_tapes.items() if t in sites},
-                _held(rev.forward))
+    _instrument(rev.forward, names, {k: t for k, t in rev.write_tapes.items() if t in sites})
     inputs = [name_ for name_ in rev.norm.inputs if name_ in names]
     tapes = sorted({n.id for b in itertools.chain(blocks(rev.backward), blocks(rev.forward))
                     for s in b for n in gast.walk(s)
@@ -239,8 +239,7 @@ def record(rev: Reversed) -> Reversed:
                     and s.targets[0].id.startswith("_tape_")}
     header = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in tapes
               if t not in preallocated]
-    header += [gast.Expr(value=method(f"_tape_{v}", "append", _held(rev.forward)(v)))
-               for v in inputs]
+    header += [gast.Expr(value=method(f"_tape_{v}", "append", name(v))) for v in inputs]
     rev.forward = header + rev.forward
     _keep_output_only_if_restored(rev)
     return rev
@@ -405,14 +404,14 @@ def _drop_final_restores(backward: list) -> None:
         later |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
 
 
-def _instrument(forward: list, names: set[str], sites: dict[int, str], held) -> None:
+def _instrument(forward: list, names: set[str], sites: dict[int, str]) -> None:
     for block in list(blocks(forward)):
         k = 0
         while k < len(block):
             stmt = block[k]
             target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
             if isinstance(target, gast.Name) and target.id in names:
-                push = method(f"_tape_{target.id}", "append", held(target.id))
+                push = method(f"_tape_{target.id}", "append", name(target.id))
                 last = _last_change(block, k, target.id)
                 block.insert(last + 1, gast.copy_location(gast.Expr(value=push), block[last]))
             elif isinstance(target, gast.Subscript) and id(stmt) in sites:
@@ -438,9 +437,9 @@ def _last_change(block: list, at: int, var: str) -> int:
 
 
 def _held(forward: list):
-    """What a stack tape holds of a name: a copy (`snapshot(v)`) if the function writes into
-    any array, since a write through another name of the same array (an inlined
-    parameter, say) would change a value held by reference; else the value itself."""
+    """What a stack tape of values about to be overwritten holds: a copy (`snapshot(v)`) if
+    the function writes into any array (a later write through another name of the same
+    array would change a value held by reference), else the value itself."""
     writes = any(isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript)
                  for b in blocks(forward) for s in b)
     return (lambda var: call("snapshot", name(var))) if writes else name

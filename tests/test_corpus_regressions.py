@@ -518,6 +518,25 @@ def helper_nested_return_in_zero_trip_while(x, y):
     return w1 + s1
 
 
+def _written_in_while(p):
+    w1 = 0.0
+    while w1 <= 1.0:
+        w1 = w1 + 0.3 * np.cos(np.max(p))
+        if max(p[0], p[3]) >= 1.5:
+            w1 = w1 + 0.1
+        else:
+            p = np.sin(p * p)
+        p[3] = np.tanh(p[3] + (w1 + (w1 + np.sum(p))))
+    return np.min(p)
+
+
+def helper_writes_before_rebinding_in_loop(x, y):
+    s = 0.0
+    for i in range(2):
+        s = s + _written_in_while(y + np.zeros(4) if y > x else x * np.ones(4))
+    return s
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -578,6 +597,7 @@ CASES = [
     _case(rebound_through_itself_then_written, lambda: (0.3, _vec(0.3, 0.9, 1.2)), (0, 1)),
     _case(caller_array_written_after_helper, lambda: (_vec(-0.15, -1.19, 0.76, 0.9),)),
     _case(helper_nested_return_in_zero_trip_while, lambda: (_vec(0.4, 0.2), -0.9), (0, 1)),
+    _case(helper_writes_before_rebinding_in_loop, lambda: (0.88, 1.0765), (0, 1)),
     _case(loop_variable_reused_then_read,
           lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
 ]
