@@ -59,8 +59,8 @@ def _always_exits(body) -> bool:
 
 def _loop_variables(resolved: Resolved, taken: set[str]) -> dict[int, dict[str, str]]:
     """id(loop) -> {v: v__K}: the variable of each loop over a sequence gets a name of its own
-    when nothing outside those loops assigns it and reads of it outside them all come
-    after the last one (which then keeps the name).
+    when nothing outside those loops assigns it, none is inside another, and reads of it
+    outside them all come after the last one (which then keeps the name).
 
     `for t in x: ...` then `for t in A: ...` makes t a number, then a row: one
     name for both would give its adjoint (and every shape read of it) the wrong
@@ -88,10 +88,14 @@ def _loop_variables(resolved: Resolved, taken: set[str]) -> dict[int, dict[str, 
         last = max(fors, key=lambda loop: top[id(loop)])
         captured = any(isinstance(n, gast.Name) and n.id == var for f in others
                        for n in gast.walk(f))
-        if (len(fors) < 2 or captured or len(set(places)) < len(places)
-                or any(isinstance(n.ctx, gast.Store) or top[id(n)] <= places[-1]
-                       for n in outside)):
+        nested = any(inner is not loop and any(n is inner for n in gast.walk(loop))
+                     for loop in fors for inner in fors)
+        if len(fors) < 2 or captured or nested or any(
+                isinstance(n.ctx, gast.Store) for n in outside):
             continue
+        if outside and (len(set(places)) < len(places)
+                        or any(top[id(n)] <= places[-1] for n in outside)):
+            continue  # a later read must see one loop's binding: the last one, alone
         k = 0
         for loop in fors:
             if loop is last and outside:

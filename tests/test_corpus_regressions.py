@@ -537,6 +537,17 @@ def helper_writes_before_rebinding_in_loop(x, y):
     return s
 
 
+def loop_variable_in_two_branches(x, y):
+    s = 0.0
+    if x[0] > 5.0:
+        for i, t in enumerate(y):
+            s = s + np.mean(t) * x[i]
+    elif x[1] > 5.0:
+        for t in y:
+            s = s + t[1] * x[0]
+    return s + np.sum(x * x)
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -598,6 +609,8 @@ CASES = [
     _case(caller_array_written_after_helper, lambda: (_vec(-0.15, -1.19, 0.76, 0.9),)),
     _case(helper_nested_return_in_zero_trip_while, lambda: (_vec(0.4, 0.2), -0.9), (0, 1)),
     _case(helper_writes_before_rebinding_in_loop, lambda: (0.88, 1.0765), (0, 1)),
+    _case(loop_variable_in_two_branches,
+          lambda: (_vec(0.3, 0.9, -0.4), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
     _case(loop_variable_reused_then_read,
           lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
 ]
