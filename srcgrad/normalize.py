@@ -201,13 +201,14 @@ class _Normalizer:
         into later gets a copy, so the backward sweep reads what it saw.
         """
         caller_array = isinstance(value, gast.Name) and value.id in self.version
+        shown = self.names.show(value.id) if caller_array else ""
         if caller_array and value.id in self.mutated:  # the callee's name must not see
             value = gast.Call(func=_name("snapshot"), args=[value], keywords=[])  # the writes
         if caller_array and written:
             user = param.rsplit("__", 1)[0]
             if not _rebound_before_written(call.callee.body, user):
                 self.fail(call, f"{call.callee.name}() writing into its parameter {user!r}, "
-                          f"which is the caller's {self.names.show(value.id)}",
+                          f"which is the caller's {shown}",
                           f"copy it first inside {call.callee.name}(): {user} = {user}.copy()")
             self.assign(self.define(param), value)  # rebound before any write: no sharing
             return
@@ -595,16 +596,31 @@ class _Normalizer:
 
 
 def _rebound_before_written(body, name: str) -> bool:
-    """Whether the top level of `body` rebinds `name` to a new array before writing into it."""
+    """Whether every path through `body` rebinds `name` to a new array before writing into it
+    (a branch counts where each arm does; desugar puts the rest of a body after an
+    early `return` into a branch)."""
+    return _first_event(body, name) != "written"
+
+
+def _first_event(body, name: str) -> str | None:
+    """"written", "rebound" (to a new array) or None: what `body` does to `name` first."""
     for stmt in body:
+        if isinstance(stmt, gast.If):
+            arms = (_first_event(stmt.body, name), _first_event(stmt.orelse, name))
+            if "written" in arms:
+                return "written"
+            if arms == ("rebound", "rebound"):
+                return "rebound"
+            continue  # rebound on some paths at most: a later write may reach the caller
         if name in _mutated([stmt]):
-            return False
+            return "written"
         if (isinstance(stmt, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name
                                                    for t in stmt.targets)):
             value = stmt.value
-            return not (isinstance(value, (gast.Name, gast.Subscript)) or (
+            fresh = not (isinstance(value, (gast.Name, gast.Subscript)) or (
                 isinstance(value, gast.Call) and _dotted(value.func) in _VIEWS))
-    return True
+            return "rebound" if fresh else "written"
+    return None
 
 
 def _all_names(resolved: Resolved) -> set[str]:

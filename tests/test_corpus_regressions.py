@@ -548,6 +548,21 @@ def loop_variable_in_two_branches(x, y):
     return s + np.sum(x * x)
 
 
+def _rebinds_after_early_return(p, q):
+    if np.max(p) * q >= 2.0:
+        return q * np.prod(p[::-1])
+    p = np.tanh(p + p)
+    p[3] -= p[-1]
+    return np.sin(q + p[3])
+
+
+def helper_rebinds_after_early_return(x):
+    v1 = np.zeros(5)
+    v1[3] = _rebinds_after_early_return(v1, x) + v1[4]
+    v1 = np.sin(v1 + np.sqrt(v1 ** 2 + 0.25))
+    return np.mean(v1) + -3.0 * x
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -611,6 +626,7 @@ CASES = [
     _case(helper_writes_before_rebinding_in_loop, lambda: (0.88, 1.0765), (0, 1)),
     _case(loop_variable_in_two_branches,
           lambda: (_vec(0.3, 0.9, -0.4), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
+    _case(helper_rebinds_after_early_return, lambda: (0.4,)),
     _case(loop_variable_reused_then_read,
           lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
 ]
