@@ -203,7 +203,7 @@ class _Normalizer:
         caller_array = isinstance(value, gast.Name) and value.id in self.version
         shown = self.names.show(value.id) if caller_array else ""
         if caller_array and value.id in self.mutated:  # the callee's name must not see
-            value = gast.Call(func=_name("snapshot"), args=[value], keywords=[])  # the writes
+            value = _snapshot(value)                   # the caller's later writes
         if caller_array and written:
             user = param.rsplit("__", 1)[0]
             if not _rebound_before_written(call.callee.body, user):
@@ -269,8 +269,8 @@ class _Normalizer:
             return self._store(node, target) if target else node
         if isinstance(node, gast.Name):
             current = _name(self.version.get(node.id, node.id))
-            if target and node.id in self.mutated:  # `x if c else ...` of an array written
-                current = gast.Call(func=_name("snapshot"), args=[current], keywords=[])  # later
+            if target and node.id in self.mutated:  # `x if c else ...` of an array
+                current = _snapshot(current)         # written later
             return self._store(current, target) if target else current
         if isinstance(node, gast.Attribute) and _chain_root(node) not in self.version:
             return self._store(node, target) if target else node  # static, e.g. np.pi
@@ -286,8 +286,7 @@ class _Normalizer:
         if isinstance(node, gast.Subscript) and _chain_root(node.value) in self.mutated:
             # x[0] of an array written later may be a view: keep the values read now
             view = self._store(self.operation(node), None)
-            return self._store(gast.Call(func=_name("snapshot"), args=[view], keywords=[]),
-                               target)
+            return self._store(_snapshot(view), target)
         return self._store(self.operation(node), target)
 
     def _store(self, value, target):
@@ -466,7 +465,7 @@ class _Normalizer:
             base, index = self.atom(target.value), self.index(target.slice)
             old = self._store(gast.Subscript(value=base, slice=index, ctx=gast.Load()), None)
             # A slice is a view: the write below would change the old value under it.
-            old = self._store(gast.Call(func=_name("snapshot"), args=[old], keywords=[]), None)
+            old = self._store(_snapshot(old), None)
             new = self._store(gast.BinOp(left=old, op=stmt.op, right=self.atom(stmt.value)), None)
             self.write(base, index, new)
             return
@@ -493,7 +492,7 @@ class _Normalizer:
         if isinstance(target, gast.Name):
             if (self.names.user(target.id) == "_retval" and isinstance(value, gast.Name)
                     and value.id in self.mutated):  # an early `return a` of an array it wrote
-                value = gast.Call(func=_name("snapshot"), args=[value], keywords=[])
+                value = _snapshot(value)
             self.check_sharing(target.id, value)
             if getattr(self.where, "hoisted_loop", None) is not None:  # desugar's `_sK = y`
                 self.names.hoisted[target.id] = self.where.hoisted_loop
@@ -502,16 +501,14 @@ class _Normalizer:
                 isinstance(value, gast.Attribute) and _chain_root(value) not in self.version)
             resolved = self.atom(value) if simple else self.operation(value)
             if isinstance(value, gast.Subscript) and _chain_root(value.value) in self.mutated:
-                resolved = gast.Call(func=_name("snapshot"),
-                                     args=[self._store(resolved, None)], keywords=[])
-            elif not simple and isinstance(resolved, gast.Name) and target.id in self.mutated:
-                # `v = a if c else b`, then `v[i] = ...`: the temporary would be the same array
-                resolved = gast.Call(func=_name("snapshot"), args=[resolved], keywords=[])
+                resolved = _snapshot(self._store(resolved, None))
             elif not simple and target.id in self.unversioned and target.id in _reads(resolved):
                 # `s = s * x` in a loop: the backward sweep needs the old s and the new one
                 resolved = self._store(resolved, None)
-                if target.id in self.mutated:  # and a later write into s must not reach it
-                    resolved = gast.Call(func=_name("snapshot"), args=[resolved], keywords=[])
+            if not simple and isinstance(resolved, gast.Name) and target.id in self.mutated:
+                # a temporary (`v = a if c else b`, `s = s * x` above) would be the same
+                # array as the name, so the name's later writes would reach it: a copy
+                resolved = _snapshot(resolved)
             if simple:
                 resolved = self.value(resolved)  # `ys = hs` would give the list two names
             ssa = self.define(target.id)
@@ -651,6 +648,11 @@ def normalize(resolved: Resolved, mode: str = "reverse") -> Normalized:
     if any(norm.mutated):
         resolved.callees.setdefault("snapshot", snapshot)
     return Normalized(resolved, norm.blocks[0], norm.inputs, norm.mutated)
+
+
+def _snapshot(node):
+    """`snapshot(node)`: the value now, a copy if it is an array (runtime/checks.py)."""
+    return gast.Call(func=_name("snapshot"), args=[node], keywords=[])
 
 
 def _is_break_check(stmt) -> bool:
