@@ -4,14 +4,14 @@
 gradient (a forward sweep, then a backward sweep), writes it to an on-disk
 cache, and compiles it with numba. See README.md.
 """
-__version__ = "0.1.0"
+from .config import __version__  # noqa: F401
 
-from .api import GradFunction, grad, show, value_and_grad  # noqa: E402
-from .derivatives import NestedGrad, hessian, jacfwd, jacrev, jvp, vjp  # noqa: E402
+from .api.gradient import GradFunction, show  # noqa: E402
+from .api.derivatives import NestedGrad, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp  # noqa: E402
 from .rules.custom import defvjp  # noqa: E402
-from .gradient_tape import GradientTape, UnconnectedGradients  # noqa: E402
-from .variables import Variable  # noqa: E402
-from . import metrics  # noqa: E402
+from .api.gradient_tape import GradientTape, UnconnectedGradients  # noqa: E402
+from .api.variables import Variable  # noqa: E402
+from .api import metrics  # noqa: E402
 from .runtime import stop_gradient  # noqa: E402
 from .errors import (  # noqa: E402
     MissingRuleError, NonScalarOutputError, SourceUnavailableError, SrcgradError,

@@ -6,7 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from .api import show
+from .api.gradient import show
 from .errors import SrcgradError
 
 

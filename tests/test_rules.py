@@ -36,7 +36,8 @@ REGISTRY = {key: rule for key, rule in _ALL_RULES.items()
 from srcgrad.runtime import (extremum_share, fill_like, log_or_zero, matmul_lhs_grad,
                              matmul_rhs_grad, seed_like, select_where, tie_share, unbroadcast,
                              zeros_like)
-from srcgrad.templates import differentiable_params, instantiate
+from srcgrad.rules import differentiable_params
+from srcgrad.transforms.templates import instantiate
 
 
 # ---------------------------------------------------------------------------

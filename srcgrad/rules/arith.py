@@ -7,7 +7,7 @@ import numpy as np
 
 from ..runtime import (log_or_zero, matmul_lhs_grad, matmul_rhs_grad, snapshot, tie_share,
                        unbroadcast)
-from . import BINARY, defnondiff, defrule
+from .registry import BINARY, defnondiff, defrule
 
 MATMUL_SHAPES = (((2, 3), (3, 4)), ((2, 3), (3,)), ((3,), (3, 4)), ((3,), (3,)))
 

@@ -1,6 +1,6 @@
 """Rules for calls into user code (see calls.py): `stop_gradient`, and a recursive call's link."""
 from ..runtime import linked, stop_gradient
-from . import REGISTRY, Rule, defnondiff, defrule
+from .registry import REGISTRY, Rule, defnondiff, defrule
 
 defnondiff(stop_gradient)
 

@@ -16,7 +16,7 @@ import textwrap
 import gast
 
 from ..errors import SrcgradError
-from . import REGISTRY, Rule, spelling
+from .registry import REGISTRY, Rule, differentiable_params, spelling
 
 
 def defvjp(primal, vjp=None):
@@ -47,8 +47,6 @@ def _name(obj) -> str:
 
 
 def _check_returns(primal, vjp) -> None:
-    from ..templates import differentiable_params
-
     try:
         source = textwrap.dedent(inspect.getsource(vjp))
     except (OSError, TypeError) as exc:

@@ -10,7 +10,7 @@ SrcgradWarning under jit=True).
 import numpy as np
 
 from ..runtime import einsum_operand_grad, einsum_single
-from . import defrule
+from .registry import defrule
 
 
 def _case(subscripts, *shapes):

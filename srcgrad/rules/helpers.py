@@ -10,7 +10,7 @@ import numpy as np
 from ..runtime import (axis_extremum_share, clip_mask, expand_to, extremum_share, log_or_zero,
                        matrix_inner, reduce_sum, seed_like, select_where, stack_scalar,
                        swap_last_axes, tie_share, tril_half_diag, unit_like, zeros_like)
-from . import defnondiff, defrule
+from .registry import defnondiff, defrule
 
 # Constants and piecewise-constant weights: no gradient.
 defnondiff(zeros_like, seed_like, unit_like, tie_share, extremum_share, axis_extremum_share,

@@ -12,7 +12,7 @@ gives item k to element k. A nested display is allowed for np.array only
 import numpy as np
 
 from ..runtime import concatenate_grad, hstack_grad, stack_grad, vstack_grad
-from . import defrule
+from .registry import defrule
 
 # Spelled callees whose first argument is kept as a display, and those that may nest displays.
 SEQUENCE_CALLS = frozenset({"np.concatenate", "np.stack", "np.hstack", "np.vstack",

@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from ..runtime import cumsum_grad, clip_mask, select_where, unbroadcast
-from . import BINARY, METHODS, defnondiff, defrule
+from .registry import BINARY, METHODS, defnondiff, defrule
 
 
 @defrule(np.sin, math.sin)

@@ -9,7 +9,7 @@ reduced axis and broadcasts.
 import numpy as np
 
 from ..runtime import axis_extremum_share, expand_to, prod_others
-from . import defrule
+from .registry import defrule
 
 
 def _whole(rng):

@@ -8,7 +8,7 @@ resolve.py into the tuple forms `np.reshape(x, (3, 4))`, `np.transpose(x, (1, 0)
 import numpy as np
 
 from ..runtime import flatten_copy, reshape_like, untranspose
-from . import METHODS, defrule
+from .registry import METHODS, defrule
 
 
 def _draw(rng, *shape):

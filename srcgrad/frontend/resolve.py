@@ -8,15 +8,17 @@ Guarantees to the next pass (`Resolved`):
 - Array methods and `.T` on values are rewritten as NumPy calls
   (`x.sum()` -> `np.sum(x)`, `A.T` -> `np.transpose(A)`); `.shape`, `.size`,
   `.ndim` stay attributes.
-- Free names holding data (numbers, arrays, tuples) from module globals or
-  closure cells become extra trailing parameters (`data_globals`), read
+- Free names holding data (numbers, arrays, tuples, objects whose class sets
+  `srcgrad_data`, such as `Variable`) from module globals or closure cells become extra trailing parameters (`data_globals`), read
   afresh at every call, so numba's cache never freezes a stale value.
 - `callees` maps each spelled callee to the Python object it denotes.
 - A call into user code (a Python function without a derivative rule, or a
   `def`/`name = lambda` at the top of the function body, which are taken out
   of the body into `local_functions`) is marked with `call.callee`: the
   function object or the local `FunctionDef`. calls.py prepares it for
-  inlining.
+  inlining. A gradient called inside (an object with a `srcgrad_by_forward_mode`
+  method, such as `srcgrad.grad(f)`) is replaced by the Python function that
+  method returns, which is inlined in turn.
 """
 from __future__ import annotations
 
@@ -30,14 +32,13 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from . import runtime
-from .errors import SrcgradError, SrcgradSyntaxError
+from .. import runtime
+from ..errors import SrcgradError, SrcgradSyntaxError
 from .parse import Parsed
-from .rules import DATA_ATTRIBUTES, METHODS, lookup, spelling
-from .variables import Variable
+from ..rules import DATA_ATTRIBUTES, METHODS, lookup, spelling
 
 _ROOTS = {id(np): "np", id(math): "math"}
-_DATA = (int, float, complex, bool, np.generic, np.ndarray, Variable)
+_DATA = (int, float, complex, bool, np.generic, np.ndarray)
 # Array methods that also take their shape or axes as separate arguments.
 _SHAPE_AS_ARGS = ("reshape", "transpose")
 # Python functions from these packages are library code: they need rules, not inlining.
@@ -64,12 +65,6 @@ class Resolved:
                 for name in self.data_globals]
 
 
-def _is_gradient(obj) -> bool:
-    """`srcgrad.grad(f)`, or an inner GradientTape's gradient (gradient_tape.py)."""
-    return getattr(obj, "srcgrad_gradient", False) or (
-        type(obj).__name__ == "GradFunction" and type(obj).__module__ == "srcgrad.api")
-
-
 def is_user_function(obj) -> bool:
     """A Python function srcgrad differentiates by transforming its source (not a library's)."""
     module = (getattr(obj, "__module__", None) or "").split(".")[0]
@@ -88,7 +83,7 @@ def dotted(spelled: str):
 def _is_data(value) -> bool:
     if isinstance(value, tuple):
         return all(_is_data(v) for v in value)
-    return isinstance(value, _DATA)
+    return isinstance(value, _DATA) or getattr(type(value), "srcgrad_data", False)
 
 
 def _lookup(func, name):
@@ -215,10 +210,10 @@ class _Resolver(gast.NodeTransformer):
         if inspect.isfunction(getattr(obj, "py_func", None)) and (
                 obj.py_func.__module__ or "").startswith("srcgrad_generated."):
             obj = obj.py_func  # generated code, compiled: differentiate its source again
-        if _is_gradient(obj):  # srcgrad.grad(f) called inside: inline f's gradient code
-            from .derivatives import gradient_by_forward_mode
+        by_forward_mode = getattr(obj, "srcgrad_by_forward_mode", None)
+        if by_forward_mode is not None:  # srcgrad.grad(f) called inside: inline its code
             try:
-                obj = gradient_by_forward_mode(obj)
+                obj = by_forward_mode()
             except NotImplementedError as exc:
                 self.fail(node, str(exc))
         if is_user_function(obj):

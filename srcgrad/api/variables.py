@@ -14,6 +14,8 @@ import numpy as np
 class Variable(np.lib.mixins.NDArrayOperatorsMixin):
     """A float64 scalar or array that `GradientTape` can watch; update it with `.assign`."""
 
+    srcgrad_data = True  # resolve.py reads a global Variable as data, like an array
+
     def __init__(self, value, trainable: bool = True, name: str | None = None):
         self._value = _float64(value)
         self.trainable = bool(trainable)

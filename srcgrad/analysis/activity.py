@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import gast
 
-from .normalize import Normalized
-from .rules import lookup
+from ..frontend.normalize import Normalized
+from ..rules import lookup
 
 
 @dataclass(frozen=True)

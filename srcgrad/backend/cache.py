@@ -6,7 +6,7 @@ needs a real source file). The file name carries a hash of everything the
 generated text depends on: the user's source, where it lives, the options,
 srcgrad's version and the rule registry. Writes are atomic (write a temporary
 file, then `os.replace`), so concurrent processes never see half a module.
-`SRCGRAD_CACHE_DIR` overrides the location.
+The directory is `config.cache_dir()`.
 """
 from __future__ import annotations
 
@@ -18,19 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import __version__
-from .rules import fingerprint
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("SRCGRAD_CACHE_DIR")
-    if env:
-        path = Path(env)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        path = Path(base) / "srcgrad"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+from ..config import __version__, cache_dir
+from ..rules import fingerprint
 
 
 def cache_key(user_source: str, filename: str, qualname: str, options: dict) -> str:

@@ -28,13 +28,14 @@ from dataclasses import dataclass
 
 import gast
 
-from .analyze import Activity, is_append, operation_rule
-from .calls import Recursive
-from .errors import MissingRuleError
-from .normalize import Normalized
-from .reverse import assign, call, const, name, with_comments
-from .rules.forward import ELEMENTWISE, LINEAR, forward_rule
-from .templates import bind, differentiable_params, inline, instantiate
+from ..analysis.activity import Activity, is_append, operation_rule
+from ..frontend.calls import Recursive
+from ..errors import MissingRuleError
+from ..frontend.normalize import Normalized
+from ..syntax import assign, call, const, name, with_comments
+from ..rules.forward import ELEMENTWISE, LINEAR, forward_rule
+from ..rules import differentiable_params
+from .templates import bind, inline, instantiate
 
 
 def jvp_all_name(base: str) -> str:

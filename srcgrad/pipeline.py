@@ -21,21 +21,22 @@ from dataclasses import dataclass
 import astor
 import gast
 
-from . import cache
-from .analyze import analyze
-from .calls import grad_all_name, link
-from .check import check
-from .compile import Compiled
-from .desugar import desugar
-from .emit import Emitted, emit
-from .forward import forward, jvp_all_name
+from .backend import cache
+from .config import dumped_stages
+from .analysis.activity import analyze
+from .frontend.calls import grad_all_name, link
+from .frontend.check import check
+from .backend.compile import Compiled
+from .frontend.desugar import desugar
+from .backend.emit import Emitted, emit
+from .transforms.forward import forward, jvp_all_name
 from .errors import SrcgradError
-from .normalize import normalize
-from .optimize import optimize
-from .parse import parse
-from .resolve import Resolved, resolve
-from .reverse import reverse
-from .tape import record
+from .frontend.normalize import normalize
+from .transforms.optimize import optimize
+from .frontend.parse import parse
+from .frontend.resolve import Resolved, resolve
+from .transforms.reverse import reverse
+from .transforms.record import record
 
 
 @dataclass
@@ -54,8 +55,7 @@ class Program:
 
 
 def _dump(stage: str, tree) -> None:
-    wanted = os.environ.get("SRCGRAD_DUMP", "")
-    if stage in wanted.split(","):
+    if stage in dumped_stages():
         print(f"# ---- srcgrad stage: {stage}", file=sys.stderr)
         print(astor.to_source(gast.gast_to_ast(tree)), file=sys.stderr)
 

@@ -19,9 +19,10 @@ import re
 
 import gast
 
-from .errors import SrcgradSyntaxError
+from ..config import cache_dir
+from ..errors import SrcgradSyntaxError
 from .parse import Parsed
-from .runtime import __all__ as RUNTIME_NAMES
+from ..runtime import __all__ as RUNTIME_NAMES
 
 # Names srcgrad generates: adjoints `_adj_x`, tangents `_tan_x`/`_tan2_x`, tapes `_tape_x`, temporaries `_t1`/`_r1`,
 # loop indices and counters `_i1`/`_n1`, hoisted sequences `_s1`, control flags
@@ -89,7 +90,6 @@ def check(parsed: Parsed) -> Parsed:
 
 def is_generated(func) -> bool:
     """Whether `func` is code srcgrad generated (differentiated again for higher order)."""
-    from .cache import cache_dir
     where = os.path.dirname(os.path.abspath(func.__code__.co_filename))
     return where == os.path.abspath(cache_dir())
 

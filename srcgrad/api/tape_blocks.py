@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from .errors import SourceUnavailableError
-from .parse import Parsed
+from ..errors import SourceUnavailableError
+from ..frontend.parse import Parsed
+from .programs import gradient_by_forward_mode
 from .variables import Variable
 
 _TAPE_METHODS = ("watch", "gradient", "jacobian", "batch_jacobian", "reset",
@@ -268,13 +269,14 @@ class _InnerGradients(gast.NodeTransformer):
 
 class BlockGradient:
     """The gradient of an inner tape's block, as `srcgrad.grad` would give it: calls to it
-    are inlined by forward mode (derivatives.gradient_by_forward_mode)."""
-
-    srcgrad_gradient = True
+    are inlined by forward mode (programs.gradient_by_forward_mode)."""
 
     def __init__(self, func, source: str):
         self.__wrapped__, self.wrt = func, [source]
         self._many = self._with_value = False
+
+    def srcgrad_by_forward_mode(self):
+        return gradient_by_forward_mode(self)
 
 
 class _BlockFunction:

@@ -1,4 +1,4 @@
-"""The public entry points: `grad`, `value_and_grad`, `show`.
+"""`GradFunction`, what `grad(f)` returns, and `show`.
 
 A `GradFunction` transforms the user's function once, when it is created
 (so unsupported syntax is reported at once), and compiles on first call. At
@@ -12,8 +12,9 @@ import inspect
 
 import numpy as np
 
-from .driver import build, transform
-from .errors import NonScalarOutputError
+from ..pipeline import build, transform
+from .programs import gradient_by_forward_mode
+from ..errors import NonScalarOutputError
 from .variables import Variable
 
 
@@ -128,6 +129,10 @@ class GradFunction:
         self._with_value = with_value
         functools.update_wrapper(self, func)
 
+    def srcgrad_by_forward_mode(self):
+        """What code that calls this gradient and is differentiated itself inlines."""
+        return gradient_by_forward_mode(self)
+
     @property
     def source(self) -> str:
         """The whole generated module, as written to the cache."""
@@ -158,32 +163,6 @@ class GradFunction:
 
     def __repr__(self):
         return f"<srcgrad gradient of {self.__wrapped__.__qualname__} wrt {', '.join(self.wrt)}>"
-
-
-def _decorator_or_call(func, wrt, jit, with_value):
-    if func is None:
-        return lambda f: _decorator_or_call(f, wrt, jit, with_value)
-    from .derivatives import NestedGrad  # derivatives.py builds on this module
-    if isinstance(func, (GradFunction, NestedGrad)):
-        if with_value:
-            raise NotImplementedError("value_and_grad of a gradient: use srcgrad.grad")
-        return NestedGrad(func, wrt, jit=jit)
-    return GradFunction(func, wrt, jit=jit, with_value=with_value)
-
-
-def grad(func=None, wrt=0, *, jit=True):
-    """The gradient of scalar-valued `func` with respect to argument(s) `wrt`.
-
-    `wrt` is a position, a parameter name, or a tuple of them; the result
-    returns one gradient, or a tuple for a tuple `wrt`. Works as `@grad` and
-    `@grad(wrt=(0, 1))`. `jit=False` runs the generated code without numba.
-    """
-    return _decorator_or_call(func, wrt, jit, with_value=False)
-
-
-def value_and_grad(func=None, wrt=0, *, jit=True):
-    """Like `grad`, but the result returns `(func(...), gradient(s))`."""
-    return _decorator_or_call(func, wrt, jit, with_value=True)
 
 
 def show(func, wrt=0, mode="reverse") -> str:

@@ -14,7 +14,7 @@ import warnings
 import numba
 from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
-from .errors import SrcgradWarning
+from ..errors import SrcgradWarning
 
 
 class Compiled:

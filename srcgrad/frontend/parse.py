@@ -20,7 +20,7 @@ from typing import Callable
 
 import gast
 
-from .errors import Location, SourceUnavailableError, SrcgradSyntaxError
+from ..errors import Location, SourceUnavailableError, SrcgradSyntaxError
 
 
 LINE_BLOCK = 1_000_000

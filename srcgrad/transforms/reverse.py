@@ -28,70 +28,21 @@ from __future__ import annotations
 import copy
 import inspect
 import itertools
-import os
 from dataclasses import dataclass
 
 import gast
 
-from .analyze import (Activity, differentiable, is_append, operation_rule, plain_index,
+from ..analysis.activity import (Activity, differentiable, is_append, operation_rule, plain_index,
                       simple_statements, spelled_name)
-from .errors import MissingRuleError, NonScalarOutputError, SrcgradError
-from .normalize import Normalized
-from .rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
-from .scopes import scopes
+from ..errors import MissingRuleError, NonScalarOutputError, SrcgradError
+from ..frontend.normalize import Normalized
+from ..rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
+from ..analysis.scopes import scopes
+from ..syntax import (assign, binop, call, comment, const, insert_after, insert_before, is_comment,
+                      line_comment, method, name, with_comments)
 from .templates import instantiate
 
 JOINING = SEQUENCE_CALLS - NESTED_DISPLAYS  # they take their values only as a display
-
-
-class Comment(str):
-    """Text that emit.py prints as a `# ...` line; `where` is the user's file:line, if any."""
-
-    where: str | None = None
-
-
-def comment(text: str, where: str | None = None):
-    note = Comment(text)
-    note.where = where
-    return gast.Expr(value=gast.Constant(value=note, kind=None))
-
-
-def is_comment(stmt) -> bool:
-    return (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant)
-            and isinstance(stmt.value.value, Comment))
-
-
-def name(id_, store=False):
-    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
-                     type_comment=None)
-
-
-def const(value):
-    return gast.Constant(value=value, kind=None)
-
-
-def call(func, *args):
-    func = name(func) if isinstance(func, str) else func
-    return gast.Call(func=func, args=list(args), keywords=[])
-
-
-def method(receiver: str, attr: str, *args):
-    return call(gast.Attribute(value=name(receiver), attr=attr, ctx=gast.Load()), *args)
-
-
-def assign(target, value):
-    target = name(target, store=True) if isinstance(target, str) else target
-    return gast.Assign(targets=[target], value=value, type_comment=None)
-
-
-def binop(left, op, right):
-    """`left op right` for + and -, folding constants (loop bounds read better that way)."""
-    if isinstance(right, gast.Constant) and right.value == 0:
-        return left
-    if isinstance(left, gast.Constant) and isinstance(right, gast.Constant):
-        return const(left.value + right.value if isinstance(op, gast.Add)
-                     else left.value - right.value)
-    return gast.BinOp(left=left, op=op, right=right)
 
 
 def adj(var: str) -> str:
@@ -100,28 +51,6 @@ def adj(var: str) -> str:
 
 def tape(var: str) -> str:
     return f"_tape_{var}"
-
-
-def line_comment(parsed, stmt, prefix: str = ""):
-    """`# <prefix><the user's line>   (file.py:12)` for the line `stmt` came from."""
-    loc = parsed.loc(stmt)
-    text = f"{prefix}{loc.text.strip()}   ({os.path.basename(loc.filename)}:{loc.lineno})"
-    return comment(text, f"{loc.filename}:{loc.lineno}")
-
-
-def with_comments(stmts, parsed, prefix: str) -> list:
-    """`stmts` with a comment before each run that came from one user line (recursively)."""
-    result, last = [], None
-    for stmt in stmts:
-        line = getattr(stmt, "lineno", None)
-        if line is not None and line != last:
-            last = line
-            result.append(line_comment(parsed, stmt, prefix))
-        for field in ("body", "orelse"):
-            if isinstance(stmt, (gast.If, gast.For, gast.While)) and getattr(stmt, field):
-                setattr(stmt, field, with_comments(getattr(stmt, field), parsed, prefix))
-        result.append(stmt)
-    return result
 
 
 @dataclass
@@ -497,37 +426,3 @@ def reverse(norm: Normalized, activity: Activity, wrt: list[str],
         output = name("_out")
     return Reversed(norm, forward, backward, list(wrt), output, rev.write_tapes,
                     rev.restore_sites, seed)
-
-
-def _search(body, target):
-    for k, stmt in enumerate(body):
-        if stmt is target:
-            return body, k
-        for field in ("body", "orelse"):
-            found = _search(getattr(stmt, field, []) or [], target)
-            if found:
-                return found
-    return None
-
-
-def _find(body, target):
-    found = _search(body, target)
-    if found is None:
-        raise AssertionError("statement not found in the generated code")
-    return found
-
-
-def insert_before(body, target, new):
-    """Insert `new` just before statement `target`, wherever it is nested in `body`."""
-    block, k = _find(body, target)
-    block.insert(k, gast.copy_location(new, target))
-
-
-def insert_after(body, target, new):
-    block, k = _find(body, target)
-    block.insert(k + 1, gast.copy_location(new, target))
-
-
-def remove(body, target):
-    block, k = _find(body, target)
-    del block[k]

@@ -27,14 +27,14 @@ import sys
 import gast
 import numpy as np
 
-from .calls import link
-from .check import check
-from .desugar import desugar
-from .driver import build
-from .errors import SourceUnavailableError, SrcgradError
-from .parse import parse
-from .resolve import resolve
-from .tape_block import (Block, BlockGradient, dependencies, is_data, names, reaches,
+from ..frontend.calls import link
+from ..frontend.check import check
+from ..frontend.desugar import desugar
+from ..pipeline import build
+from ..errors import SourceUnavailableError, SrcgradError
+from ..frontend.parse import parse
+from ..frontend.resolve import resolve
+from .tape_blocks import (Block, BlockGradient, dependencies, is_data, names, reaches,
                          source_tree, with_at)
 from .variables import Variable
 

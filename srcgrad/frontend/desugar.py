@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import gast
 
-from .errors import SrcgradSyntaxError
+from ..errors import SrcgradSyntaxError
 from .resolve import Resolved
 
 

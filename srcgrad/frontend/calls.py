@@ -35,11 +35,11 @@ import gast
 
 from .check import check
 from .desugar import desugar
-from .errors import MissingRuleError, SourceUnavailableError, SrcgradError, SrcgradSyntaxError
+from ..errors import MissingRuleError, SourceUnavailableError, SrcgradError, SrcgradSyntaxError
 from .parse import LINE_BLOCK, parse
 from .resolve import Resolved, is_user_function, resolve
-from .rules.calls import generated
-from .runtime import linked
+from ..rules.calls import generated
+from ..runtime import linked
 
 
 @dataclass

@@ -50,10 +50,10 @@ import copy
 import itertools
 import re
 
-from .analyze import is_append
+from ..analysis.activity import is_append
 from .optimize import blocks, drop_empty, written
-from .reverse import (Reversed, assign, call, const, ends_early, insert_before, method, name,
-                      remove)
+from ..syntax import assign, call, const, insert_before, method, name, remove
+from .reverse import Reversed, ends_early
 
 _TEMP = re.compile(r"^_t\d+$")
 # Helpers whose argument at this position is only used for its type and shape.

@@ -19,8 +19,8 @@ import gast
 import numpy as np
 from numba.extending import register_jitable
 
-from . import runtime
-from .rules import Rule
+from .. import runtime
+from ..rules import Rule, differentiable_params
 
 
 @functools.lru_cache(maxsize=None)
@@ -80,13 +80,6 @@ def _lookup(func, name):
     if hasattr(builtins, name):
         return getattr(builtins, name)
     raise NameError(f"the derivative rule {func.__qualname__} uses {name!r}, which is not defined")
-
-
-def differentiable_params(vjp) -> list[str]:
-    """The rule's parameters after (g, ans) that have no default: one cotangent each."""
-    params = list(inspect.signature(vjp).parameters.values())[2:]
-    return [p.name for p in params if p.default is inspect.Parameter.empty
-            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 class _Substitute(gast.NodeTransformer):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import gast
 
-from .analyze import names_in
+from .activity import names_in
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,8 @@ from dataclasses import dataclass
 
 import gast
 
+from ..runtime import __all__ as runtime_names
+
 _SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
            gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//"}
 # Calls whose result may share memory with an argument (a view, or the argument itself).
@@ -273,7 +275,6 @@ class _Analysis:
         if isinstance(value, gast.Subscript):
             return _values(value.value)
         if isinstance(value, gast.Call):
-            from .runtime import __all__ as runtime_names
             spelled = dotted(value.func)
             if spelled == "linked":
                 return _values(value.args[0])

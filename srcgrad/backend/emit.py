@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import astor
 import gast
 
-from . import __version__
-from .reverse import is_comment
-from .runtime import __all__ as RUNTIME_NAMES
+from ..config import __version__
+from ..syntax import is_comment
+from ..runtime import __all__ as RUNTIME_NAMES
 
 _MARK = "_sg_comment_"
 

@@ -21,7 +21,8 @@ import operator
 
 import gast
 
-from .reverse import Reversed, is_comment
+from ..syntax import is_comment
+from .reverse import Reversed
 
 GENERATED = ("_adj_", "_r")
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,

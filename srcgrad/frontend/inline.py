@@ -1,0 +1,147 @@
+"""The inliner: a call into user code (calls.py) becomes the callee's body, normalized in
+place.
+
+`Inliner` is a part of normalize.py's `_Normalizer`. Guarantees:
+- Each inlined copy renames the callee's locals `n__f1`, `n__f2`, ... (one
+  suffix per copy), and its parameters are bound to the caller's argument atoms,
+  evaluated left to right, defaults filled in.
+- A callee never writes into an array of the caller's: it must rebind the
+  parameter to a new array first on every path (`u = u.copy()`), else the call
+  is refused; a callee that only reads an array the caller writes into later
+  reads a copy.
+- A recursive call becomes `f__grad_all(args)` (forward mode keeps `f(args)`),
+  its value linked to each argument by its partial derivative.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from ..syntax import name as _name
+from .calls import Recursive, grad_all_name
+from .trees import VIEWS, item, nested_stores, snapshot_of, written_into
+from .aliasing import dotted as _dotted
+
+
+class Inliner:
+    def call_user(self, call):
+        """Inline `call` here; return the callee's result (an atom, or a tuple of atoms)."""
+        callee = call.callee
+        values = self.arguments(call, callee)
+        if isinstance(callee, Recursive):
+            return self.call_recursive(callee, values)
+        k = self.copies[callee.name] = self.copies.get(callee.name, 0) + 1
+        rename = {n: f"{n}__{callee.name}{k}" for n in callee.locals}
+        self.names.inlined.update({new: (n, callee.name) for n, new in rename.items()})
+        body = copy.deepcopy(callee.body)
+        for node in (n for stmt in body for n in gast.walk(stmt)):
+            if isinstance(node, gast.Name) and node.id in rename:
+                node.id = rename[node.id]
+        nested = len(self.blocks) > 1  # in a loop or branch: no SSA names for this copy
+        self.unversioned |= set(rename.values()) if nested else (
+            nested_stores(body) | written_into(body))
+        self.mutated |= written_into(body)
+        written = written_into(callee.body)  # the callee's own names
+        where = self.where
+        for param, value in zip(callee.params, values):
+            self.bind_parameter(call, rename[param], value, param in written)
+        for stmt in body[:-1]:
+            self.statement(stmt)
+        self.where = body[-1]
+        result = body[-1].value
+        if isinstance(result, gast.Tuple):  # `return a, b` feeds `u, v = f(x)` directly
+            result = gast.Tuple(elts=[self.atom(e) for e in result.elts], ctx=gast.Load())
+        else:
+            result = self.atom(result)
+        self.where = where
+        return result
+    def bind_parameter(self, call, param: str, value, written: bool):
+        """Bind an inlined copy's parameter to the caller's argument atom.
+
+        A callee that writes into a caller's array would change it behind the
+        caller's back (srcgrad does not differentiate through shared arrays)
+        unless it rebinds the parameter to its own array first
+        (`u = u.copy()`); a callee that only reads an array the caller writes
+        into later gets a copy, so the backward sweep reads what it saw.
+        """
+        caller_array = isinstance(value, gast.Name) and value.id in self.version
+        shown = self.names.show(value.id) if caller_array else ""
+        if caller_array and value.id in self.mutated:  # the callee's name must not see
+            value = snapshot_of(value)                   # the caller's later writes
+        if caller_array and written:
+            user = param.rsplit("__", 1)[0]
+            if not _rebound_before_written(call.callee.body, user):
+                self.fail(call, f"{call.callee.name}() writing into its parameter {user!r}, "
+                          f"which is the caller's {shown}",
+                          f"copy it first inside {call.callee.name}(): {user} = {user}.copy()")
+            self.assign(self.define(param), value)  # rebound before any write: no sharing
+            return
+        self.bind(_name(param, store=True), value)
+    def arguments(self, call, callee) -> list:
+        """The atoms bound to each parameter, evaluated left to right as Python does."""
+        what = f"the call to {callee.name}()"
+        if len(call.args) > len(callee.params):
+            self.fail(call, f"{what} with {len(call.args)} positional arguments",
+                      f"it takes {len(callee.params)}")
+        given = dict(zip(callee.params, call.args))
+        for keyword in call.keywords:
+            if keyword.arg not in callee.params or keyword.arg in given:
+                self.fail(call, f"{what} with the keyword {keyword.arg!r}",
+                          f"its parameters are {', '.join(callee.params)}")
+            given[keyword.arg] = keyword.value
+        atoms = {name: self.atom(value) for name, value in given.items()}
+        for name in callee.params:
+            if name not in atoms:
+                if name not in callee.defaults:
+                    self.fail(call, f"{what} without a value for {name!r}",
+                              "pass every parameter that has no default")
+                atoms[name] = copy.deepcopy(callee.defaults[name])
+        return [atoms[name] for name in callee.params]
+    def call_recursive(self, callee: Recursive, values):
+        """`f__grad_all(args)`, its value linked to each argument by its partial derivative.
+
+        For forward mode the call stays `f(args)` (forward.py calls `f__jvp_all`).
+        """
+        if self.mode == "forward":
+            kept = gast.Call(func=_name(callee.name), args=values, keywords=[])
+            kept.callee = callee
+            return self._store(kept, None)
+        both = self._store(gast.Call(func=_name(grad_all_name(callee.name)), args=values,
+                                     keywords=[]), None)
+        value = self._store(item(both, 0), None)
+        partials = self._store(item(both, 1), None)
+        for k, arg in enumerate(values):
+            if isinstance(arg, gast.Name):
+                partial = self._store(item(partials, k), None)
+                value = self._store(gast.Call(func=_name("linked"), args=[value, partial, arg],
+                                              keywords=[]), None)
+        return value
+
+
+def _rebound_before_written(body, name: str) -> bool:
+    """Whether every path through `body` rebinds `name` to a new array before writing into it
+    (a branch counts where each arm does; desugar puts the rest of a body after an
+    early `return` into a branch)."""
+    return _first_event(body, name) != "written"
+
+
+def _first_event(body, name: str) -> str | None:
+    """"written", "rebound" (to a new array) or None: what `body` does to `name` first."""
+    for stmt in body:
+        if isinstance(stmt, gast.If):
+            arms = (_first_event(stmt.body, name), _first_event(stmt.orelse, name))
+            if "written" in arms:
+                return "written"
+            if arms == ("rebound", "rebound"):
+                return "rebound"
+            continue  # rebound on some paths at most: a later write may reach the caller
+        if name in written_into([stmt]):
+            return "written"
+        if (isinstance(stmt, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name
+                                                   for t in stmt.targets)):
+            value = stmt.value
+            fresh = not (isinstance(value, (gast.Name, gast.Subscript)) or (
+                isinstance(value, gast.Call) and _dotted(value.func) in VIEWS))
+            return "rebound" if fresh else "written"
+    return None

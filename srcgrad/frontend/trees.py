@@ -1,0 +1,60 @@
+"""Queries over the user's statements, and the `snapshot(x)` call, that normalize.py and
+the inliner (inline.py) share."""
+from __future__ import annotations
+
+import gast
+
+from ..syntax import name
+
+
+# Calls whose result may share memory with an argument (a view).
+VIEWS = ("np.transpose", "np.reshape", "np.ravel", "np.swapaxes", "np.expand_dims", "np.squeeze")
+
+
+def chain_root(node):
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def nested_stores(body) -> set[str]:
+    """Names assigned anywhere inside a loop or branch (they are not put in SSA form)."""
+    names = set()
+    for stmt in body:
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    names.add(node.id)
+    return names
+
+
+def written_into(body) -> set[str]:
+    """Names written into: `y[i] = v`, `y[i] += v`, `y.append(v)`."""
+    names = set()
+    for stmt in body:
+        for node in gast.walk(stmt):
+            targets = node.targets if isinstance(node, gast.Assign) else (
+                [node.target] if isinstance(node, gast.AugAssign) else [])
+            names |= {t.value.id for t in targets if isinstance(t, gast.Subscript)}
+            if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                    and node.func.attr == "append"):
+                names.add(node.func.value.id)
+    return names
+
+
+def reads(node) -> set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def stores_in(stmt) -> set[str]:
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Store)}
+
+
+def item(whole, k):
+    return gast.Subscript(value=whole, slice=gast.Constant(value=k, kind=None), ctx=gast.Load())
+
+
+def snapshot_of(node):
+    """`snapshot(node)`: the value now, a copy if it is an array (runtime/checks.py)."""
+    return gast.Call(func=name("snapshot"), args=[node], keywords=[])

@@ -1,0 +1,119 @@
+"""Building and editing the gast trees every pass works on.
+
+Shared by all layers: constructors for names, constants, calls and
+assignments; `Comment`, the statement emit.py prints as a `# ...` line (each
+block of generated code starts with one naming the user's line); and
+insertion and removal of a statement wherever it is nested in a body.
+Nothing here knows about derivatives.
+"""
+from __future__ import annotations
+
+import os
+
+import gast
+
+
+class Comment(str):
+    """Text that emit.py prints as a `# ...` line; `where` is the user's file:line, if any."""
+
+    where: str | None = None
+
+
+def comment(text: str, where: str | None = None):
+    note = Comment(text)
+    note.where = where
+    return gast.Expr(value=gast.Constant(value=note, kind=None))
+
+
+def is_comment(stmt) -> bool:
+    return (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant)
+            and isinstance(stmt.value.value, Comment))
+
+
+def name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def const(value):
+    return gast.Constant(value=value, kind=None)
+
+
+def call(func, *args):
+    func = name(func) if isinstance(func, str) else func
+    return gast.Call(func=func, args=list(args), keywords=[])
+
+
+def method(receiver: str, attr: str, *args):
+    return call(gast.Attribute(value=name(receiver), attr=attr, ctx=gast.Load()), *args)
+
+
+def assign(target, value):
+    target = name(target, store=True) if isinstance(target, str) else target
+    return gast.Assign(targets=[target], value=value, type_comment=None)
+
+
+def binop(left, op, right):
+    """`left op right` for + and -, folding constants (loop bounds read better that way)."""
+    if isinstance(right, gast.Constant) and right.value == 0:
+        return left
+    if isinstance(left, gast.Constant) and isinstance(right, gast.Constant):
+        return const(left.value + right.value if isinstance(op, gast.Add)
+                     else left.value - right.value)
+    return gast.BinOp(left=left, op=op, right=right)
+
+
+def line_comment(parsed, stmt, prefix: str = ""):
+    """`# <prefix><the user's line>   (file.py:12)` for the line `stmt` came from."""
+    loc = parsed.loc(stmt)
+    text = f"{prefix}{loc.text.strip()}   ({os.path.basename(loc.filename)}:{loc.lineno})"
+    return comment(text, f"{loc.filename}:{loc.lineno}")
+
+
+def with_comments(stmts, parsed, prefix: str) -> list:
+    """`stmts` with a comment before each run that came from one user line (recursively)."""
+    result, last = [], None
+    for stmt in stmts:
+        line = getattr(stmt, "lineno", None)
+        if line is not None and line != last:
+            last = line
+            result.append(line_comment(parsed, stmt, prefix))
+        for field in ("body", "orelse"):
+            if isinstance(stmt, (gast.If, gast.For, gast.While)) and getattr(stmt, field):
+                setattr(stmt, field, with_comments(getattr(stmt, field), parsed, prefix))
+        result.append(stmt)
+    return result
+
+
+def _search(body, target):
+    for k, stmt in enumerate(body):
+        if stmt is target:
+            return body, k
+        for field in ("body", "orelse"):
+            found = _search(getattr(stmt, field, []) or [], target)
+            if found:
+                return found
+    return None
+
+
+def _find(body, target):
+    found = _search(body, target)
+    if found is None:
+        raise AssertionError("statement not found in the generated code")
+    return found
+
+
+def insert_before(body, target, new):
+    """Insert `new` just before statement `target`, wherever it is nested in `body`."""
+    block, k = _find(body, target)
+    block.insert(k, gast.copy_location(new, target))
+
+
+def insert_after(body, target, new):
+    block, k = _find(body, target)
+    block.insert(k + 1, gast.copy_location(new, target))
+
+
+def remove(body, target):
+    block, k = _find(body, target)
+    del block[k]
