@@ -1,11 +1,13 @@
 """The pipeline: a readable list of passes from a Python function to compiled code.
 
-    parse -> check -> resolve -> desugar -> calls -> normalize -> analyze -> reverse
-          -> optimize -> tape -> emit -> cache (a real .py file) -> compile (numba or Python)
+    frontend/    parse -> check -> resolve -> desugar -> calls -> normalize
+    analysis/    activity
+    transforms/  reverse -> optimize -> record
+    backend/     emit -> cache (a real .py file) -> compile (numba or Python)
 
-Forward mode replaces reverse -> optimize -> tape by one pass, forward.
+Forward mode replaces reverse -> optimize -> record by one pass, forward.
 
-Calls into user functions are inlined by normalize (calls.py); each function
+Calls into user functions are inlined by normalize (inline.py); each function
 called recursively gets its own joint gradient `f__grad_all` in the same module.
 
 `SRCGRAD_DUMP=anf,reverse,final` prints those stages' code to stderr.

@@ -117,3 +117,21 @@ def insert_after(body, target, new):
 def remove(body, target):
     block, k = _find(body, target)
     del block[k]
+
+
+def dotted_name(node) -> str:
+    """The spelling of a name or attribute chain, such as `np.linalg.norm`."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join(([node.id] if isinstance(node, gast.Name) else []) + parts[::-1])
+
+
+def dotted(spelled: str):
+    """A gast expression for a dotted name such as `np.linalg.norm`."""
+    parts = spelled.split(".")
+    node = name(parts[0])
+    for part in parts[1:]:
+        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
+    return node

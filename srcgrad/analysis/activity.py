@@ -1,4 +1,4 @@
-"""Pass 6, analyze: which values need an adjoint, and which are assigned repeatedly.
+"""Pass 6, activity: which values need an adjoint, and which are assigned repeatedly.
 
 A name is *active* when it depends differentiably on a `wrt` parameter
 (forward) and the result depends differentiably on it (backward). Only
@@ -9,7 +9,7 @@ Inside loops both directions are iterated to a fixed point.
 A name is *reassigned* when it may be assigned more than once while the
 function runs (two assignments, one inside a loop, or a parameter assigned
 again). Only reassigned names can need recording on the tape; which of them
-actually do is decided after the backward sweep is built (tape.py).
+actually do is decided after the backward sweep is built (record.py).
 
 `definitions(stmt)` and `operands(value)` are the single place that says what
 a normalized statement defines and which names it differentiates through
@@ -27,6 +27,7 @@ import gast
 
 from ..frontend.normalize import Normalized
 from ..rules import lookup
+from ..syntax import dotted_name
 
 
 @dataclass(frozen=True)
@@ -47,14 +48,6 @@ def names_in(node) -> list[str]:
     return [n for child in gast.iter_child_nodes(node) for n in names_in(child)]
 
 
-def spelled_name(node) -> str:
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join([node.id] + parts[::-1])
-
-
 def operation_rule(value, norm: Normalized):
     """The registry rule for a normalized right-hand side, or None (no rule known)."""
     if isinstance(value, gast.BinOp):
@@ -62,8 +55,17 @@ def operation_rule(value, norm: Normalized):
     if isinstance(value, (gast.UnaryOp, gast.Compare)):
         return lookup(type(value.op if isinstance(value, gast.UnaryOp) else value.ops[0]))
     if isinstance(value, gast.Call):
-        return lookup(norm.resolved.callees.get(spelled_name(value.func)))
+        return lookup(norm.resolved.callees.get(dotted_name(value.func)))
     return None
+
+
+def rule_arguments(value) -> tuple[list, dict]:
+    """(positional operands, keyword operands) of a normalized operation, as its rule takes them."""
+    if isinstance(value, gast.BinOp):
+        return [value.left, value.right], {}
+    if isinstance(value, gast.UnaryOp):
+        return [value.operand], {}
+    return value.args, {k.arg: k.value for k in value.keywords}
 
 
 def differentiable(value, norm: Normalized) -> bool:

@@ -34,8 +34,9 @@ from ..pipeline import build
 from ..errors import SourceUnavailableError, SrcgradError
 from ..frontend.parse import parse
 from ..frontend.resolve import resolve
-from .tape_blocks import (Block, BlockGradient, dependencies, is_data, names, reaches,
-                         source_tree, with_at)
+from .tape_blocks import (Block, BlockGradient, dependencies, is_data, leaves, names, reaches,
+                          rebuild, source_tree, with_at)
+from .executed_lines import start_line_events, stop_line_events
 from .variables import Variable
 
 _NOT_PERSISTENT = ("A non-persistent GradientTape can only be used to compute one set of "
@@ -84,21 +85,21 @@ class GradientTape:
         self._block = None
         self._used = False
         self._executed = None  # NOTE [executed lines]
-
     # ---- recording ------------------------------------------------------------------------
+
     def __enter__(self):
         if self._recording:
             raise ValueError("Tape is still recording, This can happen if you try to re-enter "
                              "an already-active tape.")
         self._start(sys._getframe(1), whole=True)
         self._recording = True
-        _start_line_events(self)
+        start_line_events(self)
         self._used = False
         return self
 
     def __exit__(self, *exc):
         self._recording = False
-        _stop_line_events(self)
+        stop_line_events(self)
         return False
 
     def _start(self, frame, whole: bool):
@@ -127,7 +128,7 @@ class GradientTape:
 
     def watch(self, tensor):
         """Differentiate with respect to `tensor` (a value or Variable read by the block)."""
-        for leaf in _leaves(tensor):
+        for leaf in leaves(tensor):
             if _is_float(leaf):
                 self._watched[id(leaf)] = leaf
 
@@ -167,8 +168,8 @@ class GradientTape:
         if not programs:
             raise ValueError("the tape has not computed a gradient yet; call tape.gradient")
         return programs[-1].source
-
     # ---- differentiation ----------------------------------------------------------------
+
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
         """Gradients of (the sum of) `target` with respect to `sources`, in their structure."""
         if target is None:
@@ -180,13 +181,13 @@ class GradientTape:
         caller = sys._getframe(1)
         if self._recording and caller is self._frame:
             self._block.stop = caller.f_lineno  # called inside: the body up to here ran
-        targets = _leaves(target)
-        seeds = _leaves(output_gradients) if output_gradients is not None else None
+        targets = leaves(target)
+        seeds = leaves(output_gradients) if output_gradients is not None else None
         if seeds is not None and len(seeds) != len(targets):
             raise ValueError("output_gradients must have one entry per target")
-        leaves = _leaves(sources)
-        grads = self._gradients(targets, seeds, leaves, zero)
-        return _rebuild(sources, iter(grads))
+        wanted = leaves(sources)
+        grads = self._gradients(targets, seeds, wanted, zero)
+        return rebuild(sources, iter(grads))
 
     def jacobian(self, target, sources, unconnected_gradients="none"):
         """d target / d source for each source: shape `target.shape + source.shape`."""
@@ -194,21 +195,21 @@ class GradientTape:
             raise TypeError("Argument `target` should be a Tensor, but received None.")
         zero = _unconnected(unconnected_gradients)
         self._use()
-        leaves = _leaves(sources)
+        wanted = leaves(sources)
         shape = np.shape(_plain(target))
         rows = []
         for k in range(int(np.prod(shape))):
             seed = np.zeros(int(np.prod(shape)))
             seed[k] = 1.0
-            rows.append(self._gradients([target], [seed.reshape(shape)], leaves, zero))
+            rows.append(self._gradients([target], [seed.reshape(shape)], wanted, zero))
         out = []
-        for j, leaf in enumerate(leaves):
+        for j, leaf in enumerate(wanted):
             if any(r[j] is None for r in rows):
                 out.append(None)
                 continue
             stacked = np.array([np.asarray(r[j], dtype=np.float64) for r in rows])
             out.append(stacked.reshape(shape + np.shape(_plain(leaf))))
-        return _rebuild(sources, iter(out))
+        return rebuild(sources, iter(out))
 
     def batch_jacobian(self, target, source, unconnected_gradients="none"):
         """Per-example Jacobian: result[b] = d target[b] / d source[b]."""
@@ -374,71 +375,15 @@ def _fresh(value):
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-# NOTE [executed lines]: TensorFlow's tape only connects what ran. While a tape records,
-# line events of its frame collect the lines that ran, so a Variable read only in a branch
-# that did not run is unconnected (None), as in TensorFlow. Under another tracer (a
-# debugger, coverage) the tape does not interfere: every line counts as run.
-_RECORDING: list = []  # tapes collecting executed lines
-
-
-def _no_calls(frame, event, arg):
-    return None  # other frames: no line events
-
-
-def _lines(frame, event, arg):
-    if event == "line":
-        for tape in _RECORDING:
-            if tape._frame is frame:
-                tape._executed.add(frame.f_lineno)
-    return _lines
-
-
-def _start_line_events(tape) -> None:
-    tape._executed = None
-    if sys.gettrace() not in (None, _no_calls):
-        return
-    tape._executed = set()
-    if not _RECORDING:
-        sys.settrace(_no_calls)
-    tape._frame.f_trace = _lines
-    _RECORDING.append(tape)
-
-
-def _stop_line_events(tape) -> None:
-    if tape not in _RECORDING:
-        return
-    _RECORDING.remove(tape)
-    if not any(t._frame is tape._frame for t in _RECORDING):
-        tape._frame.f_trace = None
-    if not _RECORDING:
-        sys.settrace(None)
-
-
 class _NoOp:
+
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         return False
 
-
 def _unconnected(value) -> bool:
     if value not in ("none", "zero"):
         raise ValueError(f"{value!r} is not a valid UnconnectedGradients")
     return value == "zero"
-
-
-def _leaves(structure) -> list:
-    if isinstance(structure, dict):
-        return [leaf for key in structure for leaf in _leaves(structure[key])]
-    if isinstance(structure, (list, tuple)):
-        return [leaf for item in structure for leaf in _leaves(item)]
-    return [structure]
-
-
-def _rebuild(structure, results):
-    if isinstance(structure, dict):
-        return {key: _rebuild(value, results) for key, value in structure.items()}
-    if isinstance(structure, (list, tuple)):
-        return type(structure)(_rebuild(item, results) for item in structure)
-    return next(results)

@@ -296,3 +296,21 @@ class _BlockFunction:
     def srcgrad_parse(self) -> Parsed:
         return Parsed(self, copy.deepcopy(self._tree), self._block.filename, 1, 0,
                       self._block.text)
+
+
+def leaves(structure) -> list:
+    """The arrays and numbers in a nest of lists, tuples and dicts, in order."""
+    if isinstance(structure, dict):
+        return [leaf for key in structure for leaf in leaves(structure[key])]
+    if isinstance(structure, (list, tuple)):
+        return [leaf for item in structure for leaf in leaves(item)]
+    return [structure]
+
+
+def rebuild(structure, results):
+    """`structure` with its leaves replaced by the next items of `results`."""
+    if isinstance(structure, dict):
+        return {key: rebuild(value, results) for key, value in structure.items()}
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(rebuild(item, results) for item in structure)
+    return next(results)

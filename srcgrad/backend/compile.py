@@ -1,4 +1,4 @@
-"""Pass 9, compile: numba-compile a generated function, or run it as Python.
+"""Pass 11, compile: numba-compile a generated function, or run it as Python.
 
 `Compiled` calls the `numba.njit(cache=True)` version; generated helpers it
 calls (`g__grad_all`) are compiled too, through the module's globals. If numba cannot

@@ -1,4 +1,4 @@
-"""Pass 8, emit: print the generated function as a complete Python module.
+"""Pass 10, emit: print the generated function as a complete Python module.
 
 Guarantees: `Emitted.source` is a self-contained module (imports `np`, `math`
 and the runtime helpers; globals the user's code needs are injected by the

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import gast
 
 from ..runtime import __all__ as runtime_names
+from ..syntax import dotted_name
 
 _SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
            gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//"}
@@ -134,15 +135,6 @@ def symbol(op) -> str:
 
 # ---- the analyses -------------------------------------------------------------------
 
-def dotted(node) -> str:
-    """The spelling of a name or attribute chain, such as `np.linalg.norm`."""
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join(([node.id] if isinstance(node, gast.Name) else []) + parts[::-1])
-
-
 def _loads(node) -> set[str]:
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
             and not isinstance(n.ctx, gast.Store)}
@@ -213,6 +205,7 @@ class _Analysis:
         self.defined(body, set(inputs))
 
     # sharing, forward
+
     def flow(self, block, state: _Shares) -> _Shares:
         for stmt in block:
             if isinstance(stmt, gast.If):
@@ -225,7 +218,6 @@ class _Analysis:
                     self.before[id(stmt)] = dict(state.partners(update.old))
                 self.simple(stmt, state)
         return state
-
     def loop(self, stmt, state: _Shares) -> _Shares:
         head = state.copy()
         while True:
@@ -275,7 +267,7 @@ class _Analysis:
         if isinstance(value, gast.Subscript):
             return _values(value.value)
         if isinstance(value, gast.Call):
-            spelled = dotted(value.func)
+            spelled = dotted_name(value.func)
             if spelled == "linked":
                 return _values(value.args[0])
             if spelled in VIEWS:
@@ -333,9 +325,9 @@ def _load(name: str):
 
 
 class _Guard:
+
     def __init__(self, analysis: _Analysis, names: UserNames, function: str):
         self.analysis, self.names, self.function = analysis, names, function
-
     def block(self, block) -> None:
         for stmt in list(block):
             if isinstance(stmt, (gast.If, gast.For, gast.While)):

@@ -15,12 +15,12 @@ from __future__ import annotations
 import gast
 
 from ..rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
-from ..syntax import name as _name
-from .aliasing import dotted as _dotted
+from ..syntax import dotted_name, name as _name
 from .trees import chain_root, snapshot_of
 
 
 class Expressions:
+
     def atom(self, node, target: str | None = None):
         """Emit statements computing `node`; return an atom holding its value.
 
@@ -53,10 +53,12 @@ class Expressions:
             view = self._store(self.operation(node), None)
             return self._store(snapshot_of(view), target)
         return self._store(self.operation(node), target)
+
     def _store(self, value, target):
         name = target or self.fresh_temp()
         self.assign(name, value)
         return _name(name)
+
     def operation(self, node):
         """`node` with every operand replaced by an atom (one operation left)."""
         if getattr(node, "callee", None) is not None:
@@ -69,7 +71,7 @@ class Expressions:
             return gast.Compare(left=self.value(node.left), ops=node.ops,
                                 comparators=[self.value(node.comparators[0])])
         if isinstance(node, gast.Call):
-            use = self.atom if _dotted(node.func) == "len" else self.value
+            use = self.atom if dotted_name(node.func) == "len" else self.value
             args = [self.call_argument(node, k, a, use) for k, a in enumerate(node.args)]
             return gast.Call(func=node.func, args=args,
                              keywords=[gast.keyword(arg=k.arg, value=self.value(k.value))
@@ -84,6 +86,7 @@ class Expressions:
         if isinstance(node, (gast.IfExp, gast.BoolOp)):
             return self.atom(node)
         raise AssertionError(f"check() let {type(node).__name__} through")
+
     def value(self, node):
         """An atom used as a value: a list may only be indexed, appended to, iterated, len()-ed.
 
@@ -95,6 +98,7 @@ class Expressions:
                       "index it, append to it, iterate over it or take len(); for arithmetic "
                       "build an array instead")
         return atom
+
     def index(self, node):
         if isinstance(node, gast.Slice):
             return gast.Slice(*(None if part is None else self.atom(part)
@@ -102,6 +106,7 @@ class Expressions:
         if isinstance(node, gast.Tuple):
             return gast.Tuple(elts=[self.index(e) for e in node.elts], ctx=gast.Load())
         return self.atom(node)
+
     def if_expression(self, node, target):
         """`a if c else b`: only the branch taken is evaluated, as in Python."""
         test = self.atom(node.test)
@@ -109,10 +114,12 @@ class Expressions:
         orelse = self.nested_expression(node.orelse, target)
         self.emit_if(test, body, orelse)
         return _name(target)
+
     def nested_expression(self, expr, target):
         self.blocks.append([])
         self.atom(expr, target=target)
         return self.blocks.pop()
+
     def bool_operation(self, node, target):
         """`a and b` is a if a is falsy, else b (b evaluated only then); `or` likewise."""
         self.atom(node.values[0], target=target)
@@ -122,6 +129,7 @@ class Expressions:
                 test = self.atom(gast.UnaryOp(op=gast.Not(), operand=_name(target)))
             self.emit_if(test, self.nested_expression(value, target), [])
         return _name(target)
+
     def chained_comparison(self, node, target):
         """`a < b < c` is `a < b and b < c`, with b evaluated once."""
         left = self.atom(node.left)
@@ -135,9 +143,10 @@ class Expressions:
             self.emit_if(_name(target), self.blocks.pop(), [])
         return _name(target)
     # ---- sequence arguments (rules/joining.py) -----------------------------------
+
     def call_argument(self, call, k, arg, use):
         """Argument k of `call` as an atom; a joining call's first argument stays a display."""
-        spelled = _dotted(call.func)
+        spelled = dotted_name(call.func)
         if k != 0 or spelled not in SEQUENCE_CALLS:
             return use(arg)
         if isinstance(arg, (gast.List, gast.Tuple)):
@@ -147,6 +156,7 @@ class Expressions:
                       f"{spelled}()",
                       f"write its elements out in a display, {spelled}([a, b, ...])")
         return use(arg)
+
     def display(self, node, spelled: str, nested: bool):
         """A list or tuple display as a tuple display of atoms (numba joins tuples, not lists)."""
         elts = []

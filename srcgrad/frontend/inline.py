@@ -18,13 +18,13 @@ import copy
 
 import gast
 
-from ..syntax import name as _name
+from ..syntax import dotted_name, name as _name
 from .calls import Recursive, grad_all_name
 from .trees import VIEWS, item, nested_stores, snapshot_of, written_into
-from .aliasing import dotted as _dotted
 
 
 class Inliner:
+
     def call_user(self, call):
         """Inline `call` here; return the callee's result (an atom, or a tuple of atoms)."""
         callee = call.callee
@@ -56,6 +56,7 @@ class Inliner:
             result = self.atom(result)
         self.where = where
         return result
+
     def bind_parameter(self, call, param: str, value, written: bool):
         """Bind an inlined copy's parameter to the caller's argument atom.
 
@@ -78,6 +79,7 @@ class Inliner:
             self.assign(self.define(param), value)  # rebound before any write: no sharing
             return
         self.bind(_name(param, store=True), value)
+
     def arguments(self, call, callee) -> list:
         """The atoms bound to each parameter, evaluated left to right as Python does."""
         what = f"the call to {callee.name}()"
@@ -98,6 +100,7 @@ class Inliner:
                               "pass every parameter that has no default")
                 atoms[name] = copy.deepcopy(callee.defaults[name])
         return [atoms[name] for name in callee.params]
+
     def call_recursive(self, callee: Recursive, values):
         """`f__grad_all(args)`, its value linked to each argument by its partial derivative.
 
@@ -142,6 +145,6 @@ def _first_event(body, name: str) -> str | None:
                                                    for t in stmt.targets)):
             value = stmt.value
             fresh = not (isinstance(value, (gast.Name, gast.Subscript)) or (
-                isinstance(value, gast.Call) and _dotted(value.func) in VIEWS))
+                isinstance(value, gast.Call) and dotted_name(value.func) in VIEWS))
             return "rebound" if fresh else "written"
     return None

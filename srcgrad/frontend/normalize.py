@@ -49,11 +49,10 @@ from dataclasses import dataclass, field
 import gast
 
 from .aliasing import Update, UserNames, guard_updates, symbol
-from .aliasing import dotted as _dotted
 from ..errors import SrcgradSyntaxError
 from .resolve import Resolved
 from ..runtime import snapshot
-from ..syntax import name as _name
+from ..syntax import dotted_name, name as _name
 from .expressions import Expressions
 from .inline import Inliner
 from .trees import VIEWS, chain_root, nested_stores, reads, snapshot_of, stores_in, written_into
@@ -280,7 +279,7 @@ class _Normalizer(Expressions, Inliner):
         """Arrays written into must not share memory with another name (see module doc)."""
         source = value.id if isinstance(value, gast.Name) and value.id in self.version else None
         view = isinstance(value, gast.Subscript) or (
-            isinstance(value, gast.Call) and _dotted(value.func) in VIEWS)
+            isinstance(value, gast.Call) and dotted_name(value.func) in VIEWS)
         if not (name in self.mutated and (source is not None or view)
                 or source is not None and source in self.mutated):
             return

@@ -35,6 +35,7 @@ import numpy as np
 from .. import runtime
 from ..errors import SrcgradError, SrcgradSyntaxError
 from .parse import Parsed
+from ..syntax import dotted
 from ..rules import DATA_ATTRIBUTES, METHODS, lookup, spelling
 
 _ROOTS = {id(np): "np", id(math): "math"}
@@ -71,15 +72,6 @@ def is_user_function(obj) -> bool:
     return inspect.isfunction(obj) and lookup(obj) is None and module not in _LIBRARIES
 
 
-def dotted(spelled: str):
-    """A gast expression for a dotted name such as `np.linalg.norm`."""
-    parts = spelled.split(".")
-    node = gast.Name(id=parts[0], ctx=gast.Load(), annotation=None, type_comment=None)
-    for part in parts[1:]:
-        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
-    return node
-
-
 def _is_data(value) -> bool:
     if isinstance(value, tuple):
         return all(_is_data(v) for v in value)
@@ -114,6 +106,7 @@ def _chain(node):
 
 
 class _Resolver(gast.NodeTransformer):
+
     def __init__(self, parsed: Parsed, local_names: set[str], local_functions: dict):
         self.parsed = parsed
         self.locals = local_names
@@ -121,7 +114,6 @@ class _Resolver(gast.NodeTransformer):
         self.data_globals: list[str] = []
         self.namespace: dict[str, object] = {}
         self.callees: dict[str, object] = {}
-
     def fail(self, node, message, syntax=False):
         cls = SrcgradSyntaxError if syntax else SrcgradError
         raise cls(f"srcgrad cannot differentiate {self.parsed.func.__qualname__}: {message}",

@@ -7,7 +7,7 @@ same whether a value is a scalar or an array of any rank.
 
 NOTE [scalars]: inside generated code a "scalar" is a Python/NumPy float or
 int; 0-d arrays are turned into floats by the caller before the call
-(`api.py`), so helpers only distinguish numbers from arrays of rank >= 1.
+(`api/gradient.py`), so helpers only distinguish numbers from arrays of rank >= 1.
 """
 from __future__ import annotations
 

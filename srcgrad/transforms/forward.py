@@ -3,7 +3,7 @@
 Input: normalized code (normalize.py, with recursive calls left as calls) and
 the parameters to differentiate. Output (`Forwarded`) guarantees:
 - Every active name `v` (it depends on a `wrt` parameter and reaches the
-  result, analyze.py) has a tangent `<prefix>v` (`_tan_v`), assigned right
+  result, activity.py) has a tangent `<prefix>v` (`_tan_v`), assigned right
   after every assignment to `v`, so both always describe the same value; a
   value that does not depend on `wrt` gets a zero tangent of its type.
 - Control flow is the primal's: the tangent statements sit inside the same
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import gast
 
-from ..analysis.activity import Activity, is_append, operation_rule
+from ..analysis.activity import Activity, is_append, operation_rule, rule_arguments
 from ..frontend.calls import Recursive
 from ..errors import MissingRuleError
 from ..frontend.normalize import Normalized
@@ -205,12 +205,7 @@ class _Forward:
             raise MissingRuleError(
                 f"srcgrad has no forward-mode rule for {what}; reverse mode (srcgrad.grad, "
                 "srcgrad.vjp, srcgrad.jacrev) differentiates it", self.parsed.loc(stmt))
-        if isinstance(value, gast.BinOp):
-            args, keywords = [value.left, value.right], {}
-        elif isinstance(value, gast.UnaryOp):
-            args, keywords = [value.operand], {}
-        else:
-            args, keywords = value.args, {k.arg: k.value for k in value.keywords}
+        args, keywords = rule_arguments(value)
         namespace = self.norm.resolved.namespace
         passed = bind(rule.vjp, None, None, *args, **keywords)
         params = [p for p in differentiable_params(rule.vjp)

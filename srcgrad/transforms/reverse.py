@@ -1,7 +1,7 @@
 """Pass 7, reverse: the backward sweep, statement by statement, block by block.
 
 Input: normalized code (normalize.py), active and reassigned names
-(analyze.py). Output (`Reversed`) guarantees:
+(activity.py). Output (`Reversed`) guarantees:
 - `forward` is the normalized primal plus loop counters (`_n1 = _n1 + 1`) for
   loops whose trip count is not known on entry (`while`, loops with `break`).
 - `backward` visits the statements in reverse: `if` becomes `if` on the same
@@ -9,7 +9,7 @@ Input: normalized code (normalize.py), active and reassigned names
 - Every active name `v` has an adjoint `_adj_v`: zeroed once per execution of
   its home block (scopes.py), then accumulated as `_adj_v = _adj_v + e`, or in
   place as `_adj_x[idx] += g` for an indexed read (`add_at(_adj_x, idx, g)` when
-  idx may be an integer array or a mask, see `analyze.plain_index`). The
+  idx may be an integer array or a mask, see `activity.plain_index`). The
   elements of a display a joining call takes (`np.concatenate((a, b))`) get
   item k of the rule's cotangent each.
   NOTE [adjoint ownership]: only a buffer made by `zeros_like` is ever
@@ -18,7 +18,7 @@ Input: normalized code (normalize.py), active and reassigned names
   restores the value `v` had before: `v = restore(_tape_v, v)`; a write
   `y[i] = e` is undone by `y[i] = _tape_y_at1.pop()` (a tape per write
   site, `write_tapes`); `hs.append(e)` by
-  `hs.pop()`. tape.py keeps the restores whose values the backward sweep
+  `hs.pop()`. record.py keeps the restores whose values the backward sweep
   reads and records those values in the forward sweep.
 - Each block of generated code starts with a `Comment` naming the user's line.
 - The function returns `(out, (_adj_w1, ...))` in `wrt` order.
@@ -26,27 +26,18 @@ Input: normalized code (normalize.py), active and reassigned names
 from __future__ import annotations
 
 import copy
-import inspect
 import itertools
 from dataclasses import dataclass
 
 import gast
 
-from ..analysis.activity import (Activity, differentiable, is_append, operation_rule, plain_index,
-                      simple_statements, spelled_name)
-from ..errors import MissingRuleError, NonScalarOutputError, SrcgradError
-from ..frontend.normalize import Normalized
-from ..rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
+from ..analysis.activity import Activity, is_append, plain_index, simple_statements
 from ..analysis.scopes import scopes
+from ..errors import NonScalarOutputError
+from ..frontend.normalize import Normalized
 from ..syntax import (assign, binop, call, comment, const, insert_after, insert_before, is_comment,
                       line_comment, method, name, with_comments)
-from .templates import instantiate
-
-JOINING = SEQUENCE_CALLS - NESTED_DISPLAYS  # they take their values only as a display
-
-
-def adj(var: str) -> str:
-    return f"_adj_{var}"
+from .contributions import Contributions, adj, index_value
 
 
 def tape(var: str) -> str:
@@ -80,7 +71,10 @@ class Reversed:
                                 returns=None, type_comment=None, type_params=[])
 
 
-class _Reverser:
+class _Reverser(Contributions):
+    """The pass's state and statement-by-statement reversal; contributions.py adds each
+    statement's adjoint contributions."""
+
     def __init__(self, norm: Normalized, activity: Activity, forward: list):
         self.norm = norm
         self.parsed = norm.resolved.parsed
@@ -233,89 +227,6 @@ class _Reverser:
     def depth_of(self, loop) -> int:
         return self.loop_depth.get(id(loop), 0)
 
-    # ---- adjoint contributions ------------------------------------------------------
-    def accumulate(self, var: str, expr):
-        return assign(adj(var), gast.BinOp(left=name(adj(var)), op=gast.Add(), right=expr))
-
-    def contributions(self, stmt, target, value) -> list:
-        g = name(adj(target))
-        if not differentiable(value, self.norm):
-            return []  # constants, np.zeros(...), comparisons: no gradient flows back
-        if isinstance(value, gast.Name):
-            return [self.accumulate(value.id, g)] if value.id in self.active else []
-        if isinstance(value, gast.Subscript):
-            base = value.value.id
-            if base not in self.active:
-                return []
-            if not plain_index(value.slice, self.integers):  # maybe an integer array or a mask
-                return [gast.Expr(value=call("add_at", name(adj(base)),
-                                             index_value(value.slice), g))]
-            slot = gast.Subscript(value=name(adj(base)), slice=value.slice, ctx=gast.Store())
-            return [gast.AugAssign(target=slot, op=gast.Add(), value=g)]
-        if isinstance(value, gast.List):  # hs = [a, b]: each element's adjoint is a slot
-            return [self.accumulate(e.id, gast.Subscript(value=g, slice=const(k), ctx=gast.Load()))
-                    for k, e in enumerate(value.elts)
-                    if isinstance(e, gast.Name) and e.id in self.active]
-        if isinstance(value, gast.Tuple):
-            raise SrcgradError("srcgrad cannot differentiate through a tuple holding "
-                               "differentiable values yet; unpack it where it is built, or use "
-                               "a list or an array", self.parsed.loc(stmt))
-        return self.through_rule(stmt, target, value, g)
-
-    def through_rule(self, stmt, target, value, g) -> list:
-        rule = operation_rule(value, self.norm)
-        if isinstance(value, gast.BinOp):
-            args, keywords = [value.left, value.right], {}
-        elif isinstance(value, gast.UnaryOp):
-            args, keywords = [value.operand], {}
-        else:
-            args, keywords = value.args, {k.arg: k.value for k in value.keywords}
-        if rule is None:
-            raise _missing_rule(self.norm, value, stmt)
-        try:
-            stmts, cotangents = instantiate(rule, g, name(target), args, keywords, self.fresh,
-                                            self.norm.resolved.namespace)
-        except TypeError as exc:
-            raise MissingRuleError(
-                f"srcgrad's derivative rule for {rule.name} does not support this call: {exc} "
-                f"(the rule takes {_signature_text(rule)})", self.parsed.loc(stmt)) from None
-        out = list(stmts)
-        for _, arg, cotangent in cotangents:
-            if isinstance(arg, gast.Tuple):  # np.concatenate((a, b)): one item per element
-                out += self.distribute(arg, cotangent)
-                continue
-            if isinstance(arg, gast.Name) and arg.id in self.active and rule.name in JOINING:
-                raise SrcgradError(
-                    f"srcgrad cannot differentiate {rule.name}({arg.id}): write the values it "
-                    f"joins out in a list or tuple display, {rule.name}([a, b, ...])",
-                    self.parsed.loc(stmt))
-            if isinstance(arg, gast.Name) and arg.id in self.active:
-                if rule.custom:
-                    loc = self.parsed.loc(stmt)
-                    message = (f"{loc}: the custom rule {rule.vjp.__qualname__} for {rule.name} "
-                               f"returned a cotangent for {arg.id!r} with the wrong shape")
-                    cotangent = call("check_cotangent", cotangent, name(arg.id), const(message))
-                out.append(self.accumulate(arg.id, cotangent))
-        return out
-
-    def distribute(self, display, cotangent) -> list:
-        """Item k of a sequence's cotangent to element k of its display (nested: item [i][j])."""
-        targets = [(path, e.id) for path, e in _elements(display)
-                   if isinstance(e, gast.Name) and e.id in self.active]
-        if not targets:
-            return []
-        out = []
-        if not isinstance(cotangent, gast.Name):
-            held = self.fresh()
-            out.append(assign(held, cotangent))
-            cotangent = name(held)
-        for path, var in targets:
-            item = cotangent
-            for k in path:
-                item = gast.Subscript(value=item, slice=const(k), ctx=gast.Load())
-            out.append(self.accumulate(var, item))
-        return out
-
     def write_check(self, stmt, index):
         """A run-time check that a write `y[idx] = v` into a differentiated y has no index array."""
         loc = self.parsed.loc(stmt)
@@ -325,54 +236,15 @@ class _Reverser:
         return gast.Expr(value=call("check_write_index", index_value(index), const(message)))
 
 
-def _elements(display, path=()):
-    """(index path, element) for each element of a (possibly nested) tuple display."""
-    for k, elt in enumerate(display.elts):
-        if isinstance(elt, gast.Tuple):
-            yield from _elements(elt, path + (k,))
-        else:
-            yield path + (k,), elt
-
-
-def index_value(index):
-    """An index as a value a helper can take: `:, idx` becomes `(slice(None), idx)`."""
-    if isinstance(index, gast.Tuple):
-        return gast.Tuple(elts=[index_value(e) for e in index.elts], ctx=gast.Load())
-    if not isinstance(index, gast.Slice):
-        return index
-    parts = [index.lower, index.upper] + ([index.step] if index.step is not None else [])
-    if all(p is None for p in parts):
-        parts = [None]
-    return call("slice", *[const(None) if p is None else p for p in parts])
-
-
 def ends_early(loop) -> bool:
     """Whether the loop can end early: desugar puts `if _brkK: break` last in its body."""
     last = loop.body[-1] if loop.body else None
     return isinstance(last, gast.If) and any(isinstance(s, gast.Break) for s in last.body)
 
 
-def _signature_text(rule) -> str:
-    params = list(inspect.signature(rule.vjp).parameters.values())[2:]
-    return f"{rule.name}({', '.join(str(p) for p in params)})"
-
-
 def _result_name(norm: Normalized):
     result = norm.result
     return result.id if isinstance(result, gast.Name) else None
-
-
-def _missing_rule(norm: Normalized, value, stmt) -> MissingRuleError:
-    spelled = spelled_name(value.func)
-    obj = norm.resolved.callees.get(spelled)
-    what = getattr(obj, "__qualname__", repr(obj))
-    hint = ""
-    if callable(obj) and hasattr(obj, "__code__"):
-        hint = " It is a Python function: calls into user functions are not differentiated yet."
-    return MissingRuleError(
-        f"srcgrad has no derivative rule for {spelled} ({what}), and a differentiable value "
-        f"flows through it.{hint} Give it one with @srcgrad.defvjp({spelled.split('.')[-1]}).",
-        norm.resolved.parsed.loc(stmt))
 
 
 def _loop_depths(body, depth=0, out=None) -> dict[int, int]:

@@ -1,0 +1,152 @@
+"""Part of pass 9 (record.py): cheap temporaries are recomputed where the backward sweep
+reads them instead of being recorded.
+
+`rematerialize` moves `_t3 = i + 1` (one operation, no `@`) or `_t3 = a[i]` (an
+array nothing writes into) in front of its first backward reader, when its
+operands hold the same values there as in the forward sweep (the soundness rule
+is `_cheap_temporaries`'s docstring). `value_reads` and `is_restore` are the
+statement queries (with `changes`) record.py shares.
+"""
+from __future__ import annotations
+
+import copy
+import re
+
+import gast
+
+from ..analysis.activity import is_append
+from ..syntax import assign
+from .optimize import blocks, written
+from .reverse import Reversed
+
+
+_TEMP = re.compile(r"^_t\d+$")
+
+
+# Helpers whose argument at this position is only used for its type and shape.
+# (A tuple display there, the values joined by np.concatenate(...), is read for shapes only too.)
+_SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0, "seed_like": 0,
+               "concatenate_grad": 1, "stack_grad": 1, "hstack_grad": 1, "vstack_grad": 1}
+
+
+def is_restore(stmt) -> bool:
+    v = getattr(stmt, "value", None)
+    return isinstance(stmt, gast.Assign) and isinstance(v, gast.Call) and (
+        (isinstance(v.func, gast.Name) and v.func.id in ("restore", "restore_at"))
+        or (isinstance(v.func, gast.Attribute) and v.func.attr == "pop"
+            and isinstance(v.func.value, gast.Name) and v.func.value.id.startswith("_tape_")
+            and isinstance(stmt.targets[0], gast.Subscript)))
+
+
+def value_reads(stmt) -> set[str]:
+    """Names whose values `stmt` reads (shape-only helper arguments excluded)."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        return {n.id for n in gast.walk(stmt.test) if isinstance(n, gast.Name)}
+    if isinstance(stmt, gast.For):
+        return {n.id for n in gast.walk(stmt.iter) if isinstance(n, gast.Name)}
+    shape_only = set()
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            k = _SHAPE_ONLY.get(node.func.id)
+            if k is not None and k < len(node.args) and isinstance(node.args[k], gast.Name):
+                shape_only.add(id(node.args[k]))
+            elif k is not None and k < len(node.args) and isinstance(node.args[k], gast.Tuple):
+                shape_only |= {id(e) for e in node.args[k].elts if isinstance(e, gast.Name)}
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load) and id(n) not in shape_only}
+
+
+def _mentions(stmt, var: str) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == var for n in gast.walk(stmt))
+
+
+def changes(stmt, names: set[str]) -> bool:
+    """Whether `stmt` (or anything nested in it) assigns, writes into or appends to `names`."""
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id in names:
+            return True
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
+                and node.value.id in names:
+            return True
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr == "append" and node.func.value.id in names):
+            return True
+    return False
+
+
+def _cheap_temporaries(forward: list) -> dict:
+    """Temporaries `_tK = a op b` (no @) or `_tK = a[i]` (an array nothing writes into)
+    whose operands stay unchanged until their last use, recomputations included.
+
+    Soundness rule: `t` is recomputed just before its first backward reader,
+    which lies in the backward code of its last forward user (before that
+    user's own undo steps). So the operands must not change from `t`'s
+    assignment up to and including that user. A recomputed temporary `u`
+    that reads `t` moves a use of `t` to `u`'s last user, so last uses are
+    taken through chains of recomputations (a fixed point: dropping `u`
+    shortens `t`'s uses, never lengthens them).
+    """
+    mentions = {}
+    for stmt in forward:  # walking the outermost statements visits nested ones too
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name):
+                mentions[n.id] = mentions.get(n.id, 0) + 1
+    written_into = {written(s) for b in blocks(forward) for s in b
+                    if written(s) is not None and not (
+                        isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name))}
+    written_into |= {s.value.func.value.id for b in blocks(forward) for s in b if is_append(s)}
+    candidates = {}  # t -> (block, index of its assignment, value, last direct user)
+    for block in blocks(forward):
+        for k, stmt in enumerate(block):
+            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                    and _TEMP.match(stmt.targets[0].id)):
+                continue
+            value = stmt.value
+            read = (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
+                    and value.value.id not in written_into)
+            if not (read or isinstance(value, gast.UnaryOp) or (
+                    isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult))):
+                continue
+            t = stmt.targets[0].id
+            users = [j for j in range(k, len(block)) if _mentions(block[j], t)]
+            local = sum(sum(1 for n in gast.walk(block[j]) if isinstance(n, gast.Name)
+                            and n.id == t) for j in users)
+            if local == mentions[t]:
+                candidates[t] = (block, k, value, users[-1])
+    cheap = set(candidates)
+    while True:
+        def last_use(t, seen=()):
+            block, _, _, last = candidates[t]
+            for u in cheap - {t} - set(seen):
+                ublock, _, uvalue, _ = candidates[u]
+                if ublock is block and _mentions(uvalue, t):
+                    last = max(last, last_use(u, seen + (t,)))
+            return last
+        bad = {t for t in cheap if any(
+            changes(candidates[t][0][j], {n.id for n in gast.walk(candidates[t][2])
+                                           if isinstance(n, gast.Name)})
+            for j in range(candidates[t][1] + 1, last_use(t) + 1))}
+        if not bad:
+            return {t: candidates[t][2] for t in cheap}
+        cheap -= bad
+
+
+def rematerialize(rev: Reversed) -> None:
+    """Recompute cheap temporaries where the backward sweep reads them, instead of taping.
+
+    A temporary assigned once per iteration and read only later in the same
+    block gets the same value when recomputed just before its first backward
+    reader, because its operands hold the same values there (checked by
+    `_cheap_temporaries`). Later candidates go first, so a recomputation may
+    itself read an earlier recomputed temporary.
+    """
+    cheap = _cheap_temporaries(rev.forward)
+    for block in blocks(rev.backward):
+        for stmt in list(block):  # backward order: later temporaries first
+            t = written(stmt) if is_restore(stmt) else None
+            if t not in cheap:
+                continue
+            block.remove(stmt)
+            first = next((k for k, s in enumerate(block) if t in value_reads(s)), None)
+            if first is not None:
+                block.insert(first, gast.copy_location(assign(t, copy.deepcopy(cheap[t])), stmt))
