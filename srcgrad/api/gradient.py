@@ -13,6 +13,7 @@ import inspect
 import numpy as np
 
 from ..pipeline import build, transform
+from .binding import SLOW, fast_call
 from .programs import gradient_by_forward_mode
 from ..errors import NonScalarOutputError
 from .variables import Variable
@@ -128,6 +129,8 @@ class GradFunction:
         self._program = build(func, self.wrt, jit=jit)
         self._with_value = with_value
         functools.update_wrapper(self, func)
+        self._fast = fast_call(self._program, func, self._signature, self.wrt, self._many,
+                               with_value, self._non_scalar)
 
     def srcgrad_by_forward_mode(self):
         """What code that calls this gradient and is differentiated itself inlines."""
@@ -148,18 +151,25 @@ class GradFunction:
         return self._program.compiled.fallback_reason
 
     def __call__(self, *args, **kwargs):
+        if self._fast is not None and not kwargs:  # binding.py: plain positional calls
+            result = self._fast(args)
+            if result is not SLOW:
+                return result
         bound, inputs = prepare_inputs(self._program, self._signature, self.wrt, args, kwargs)
         value, grads = self._program.compiled(*inputs)
         if np.ndim(value) != 0:
-            parsed = self._program.resolved.parsed
-            raise NonScalarOutputError(
-                f"{self.__wrapped__.__qualname__} returned an array of shape {np.shape(value)}; "
-                "grad needs a scalar output. Reduce it to a scalar first (for example "
-                "np.sum(y) or y[0]), or differentiate each output separately.",
-                parsed.loc(parsed.tree.body[-1]))
+            self._non_scalar(value)
         grads = tuple(_shaped_like(g, bound.arguments[n]) for g, n in zip(grads, self.wrt))
         result = grads if self._many else grads[0]
         return (_plain(value), result) if self._with_value else result
+
+    def _non_scalar(self, value):
+        parsed = self._program.resolved.parsed
+        raise NonScalarOutputError(
+            f"{self.__wrapped__.__qualname__} returned an array of shape {np.shape(value)}; "
+            "grad needs a scalar output. Reduce it to a scalar first (for example "
+            "np.sum(y) or y[0]), or differentiate each output separately.",
+            parsed.loc(parsed.tree.body[-1]))
 
     def __repr__(self):
         return f"<srcgrad gradient of {self.__wrapped__.__qualname__} wrt {', '.join(self.wrt)}>"

@@ -5,10 +5,17 @@ calls (`g__grad_all`) are compiled too, through the module's globals. If numba c
 compile it, srcgrad warns once with numba's reason and the user's line the
 failure maps to, then keeps working by running the same generated function
 as plain Python. `backend` says which one ran last ("numba" or "python").
+
+A call that finds compiled code for its argument types costs numba's dispatch
+and little more: NumbaPerformanceWarnings are silenced only while numba
+compiles (around the dispatcher's `_compile_for_args`), not at every call.
+srcgrad's warnings are attributed to the first caller outside srcgrad.
 """
 from __future__ import annotations
 
+import os
 import re
+import sys
 import warnings
 
 import numba
@@ -26,20 +33,18 @@ class Compiled:
         self.helpers = {name: getattr(module, name) for name in helpers}  # Python versions
         if jit:
             for name, helper in self.helpers.items():
-                setattr(module, name, numba.njit(cache=True)(helper))
+                setattr(module, name, _quiet(numba.njit(cache=True)(helper)))
         self.path = str(path)
         self.line_map = line_map
         self.describe = describe  # "gradient of f (model.py:3)"
-        self.dispatcher = numba.njit(cache=True)(python_func) if jit else None
+        self.dispatcher = _quiet(numba.njit(cache=True)(python_func)) if jit else None
         self.fallback_reason: str | None = None
         self.backend: str | None = None
 
     def __call__(self, *args):
         if self.dispatcher is not None and self.fallback_reason is None:
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", NumbaPerformanceWarning)
-                    result = self.dispatcher(*args)
+                result = self.dispatcher(*args)
             except NumbaError as exc:
                 self._fall_back(exc)
             except Exception as exc:
@@ -81,7 +86,7 @@ class Compiled:
         warnings.warn(
             f"srcgrad: numba could not compile the {self.describe}{where}; running it as plain "
             f"Python instead, which is slower but gives the same result. Numba said: {first}\n"
-            f"The generated code is in {self.path}.", SrcgradWarning, stacklevel=4)
+            f"The generated code is in {self.path}.", SrcgradWarning, stacklevel=_outside())
 
     def user_line(self, reason: str):
         """The user's file:line that numba's message points at, if it names a generated line."""
@@ -90,6 +95,29 @@ class Compiled:
             if line in self.line_map:
                 return self.line_map[line]
         return None
+
+
+def _quiet(dispatcher):
+    """`dispatcher`, compiling with NumbaPerformanceWarnings silenced (calls pay nothing)."""
+    compile_for_args = dispatcher._compile_for_args
+
+    def quiet_compile(*args, **kws):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+            return compile_for_args(*args, **kws)
+    dispatcher._compile_for_args = quiet_compile  # numba's C dispatcher looks it up per miss
+    return dispatcher
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _outside() -> int:
+    """The `stacklevel` of the first caller outside srcgrad, for `warnings.warn` here."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _key_line(reason: str) -> str:

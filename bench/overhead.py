@@ -1,0 +1,281 @@
+"""What srcgrad adds around the compiled gradient it runs (issue 14).
+
+    python bench/overhead.py [--rounds 15] [--warm-runs 5] [--problems ode,gmm]
+                             [--out bench/results/overhead.md]
+
+Three measurements, each a median over rounds that alternate the two sides
+being compared, so a burst of load on a shared machine hits both:
+
+(a) call overhead: `srcgrad.grad(f)(x)` for tiny functions whose compiled
+    gradient runs in well under a microsecond, against calling numba's
+    dispatcher of the same generated function directly (what is left is
+    srcgrad's argument binding, checks and result shaping);
+(b) GradientTape: one training step (`with tape:` + `tape.gradient`) of the
+    two-layer model of examples/training_loop.py, against `srcgrad.grad` of
+    the same loss written as a function;
+(c) warm cache: a fresh process's first call (building the gradient plus its
+    first call) once the cache is filled, and `import srcgrad` in that process,
+    for a Lorenz-96 model with a helper (written to a file in a temporary
+    cache directory) and for the suite problems given by --problems.
+
+Prints a Markdown table and writes it to --out.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+import srcgrad  # noqa: E402
+
+
+# ---- (a) call overhead ------------------------------------------------------------------
+
+def newton(x):
+    """One Newton step for x**2 = 2, as a function of x."""
+    return x - (x * x - 2.0) / (2.0 * x)
+
+
+def quartic(x, a):
+    return a * x ** 4 - 3.0 * x ** 2 + np.sin(x)
+
+
+SCALE = 0.5
+
+
+def with_global(x):
+    return SCALE * x * x
+
+
+def small_array(x):
+    return np.sum(x * x)
+
+
+CALL_CASES = [
+    ("newton(x), x float", newton, (1.3,), 0),
+    ("quartic(x, a), wrt x", quartic, (1.3, 0.7), 0),
+    ("with_global(x): reads a module float", with_global, (1.3,), 0),
+    ("small_array(x), x float64[3]", small_array, (np.array([1.0, 2.0, 3.0]),), 0),
+]
+
+
+def per_call(fn, args, calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn(*args)
+    return (time.perf_counter() - start) / calls
+
+
+def interleaved(first, second, rounds: int) -> tuple[float, float]:
+    """Medians of per-call times of two zero-argument timers, alternated round by round."""
+    a, b = [], []
+    for k in range(rounds):
+        if k % 2:
+            b.append(second())
+            a.append(first())
+        else:
+            a.append(first())
+            b.append(second())
+    return statistics.median(a), statistics.median(b)
+
+
+def direct_inputs(gradient, args):
+    """The inputs of the generated function: the arguments, then the data globals."""
+    program = gradient._program
+    return list(args) + [float(v) if isinstance(v, float) else v
+                         for v in program.resolved.read_globals()]
+
+
+def call_overhead(rounds: int, calls: int) -> list[dict]:
+    rows = []
+    for label, func, args, wrt in CALL_CASES:
+        gradient = srcgrad.grad(func, wrt)
+        gradient(*args)
+        dispatcher = gradient._program.compiled.dispatcher
+        inputs = direct_inputs(gradient, args)
+        dispatcher(*inputs)
+        ours, direct = interleaved(lambda: per_call(gradient, args, calls),
+                                   lambda: per_call(dispatcher, inputs, calls), rounds)
+        rows.append({"case": label, "srcgrad_us": ours * 1e6, "direct_us": direct * 1e6})
+    return rows
+
+
+# ---- (b) GradientTape per step ---------------------------------------------------------
+
+_rng = np.random.default_rng(0)
+X = _rng.uniform(-1.0, 1.0, size=(32, 1))
+Y = 3.0 * X - 2.0 + 0.05 * _rng.normal(size=(32, 1))
+W1 = srcgrad.Variable(_rng.normal(size=(1, 8)) * 0.5, name="W1")
+b1 = srcgrad.Variable(np.zeros(8), name="b1")
+W2 = srcgrad.Variable(_rng.normal(size=(8, 1)) * 0.5, name="W2")
+b2 = srcgrad.Variable(np.zeros(1), name="b2")
+VARIABLES = [W1, b1, W2, b2]
+
+
+def model(x):
+    hidden = np.tanh(x @ W1 + b1)
+    return hidden @ W2 + b2
+
+
+def mse(y_true, y_pred):
+    return np.mean((y_true - y_pred) ** 2)
+
+
+def tape_step(xb, yb):
+    with srcgrad.GradientTape() as tape:
+        loss = mse(yb, model(xb))
+    return tape.gradient(loss, VARIABLES)
+
+
+def loss_of(w1, c1, w2, c2, xb, yb):
+    hidden = np.tanh(xb @ w1 + c1)
+    return np.mean((yb - (hidden @ w2 + c2)) ** 2)
+
+
+def tape_overhead(rounds: int, calls: int) -> dict:
+    loss_grad = srcgrad.grad(loss_of, wrt=(0, 1, 2, 3))
+    values = [v.numpy() for v in VARIABLES]
+    by_tape = tape_step(X, Y)
+    by_grad = loss_grad(*values, X, Y)
+    for g, h in zip(by_tape, by_grad):
+        assert np.allclose(g, h), "the tape and srcgrad.grad disagree"
+    ours, plain = interleaved(lambda: per_call(tape_step, (X, Y), calls),
+                              lambda: per_call(loss_grad, (*values, X, Y), calls), rounds)
+    return {"tape_us": ours * 1e6, "grad_us": plain * 1e6}
+
+
+# ---- (c) warm cache in a second process ------------------------------------------------
+
+WARM_MODEL = '''
+import time
+t0 = time.perf_counter()
+import srcgrad
+t1 = time.perf_counter()
+import numpy as np
+
+
+def lorenz_rhs(x, forcing):
+    n = x.shape[0]
+    d = np.zeros(n)
+    for i in range(n):
+        d[i] = (x[(i + 1) % n] - x[i - 2]) * x[i - 1] - x[i] + forcing
+    return d
+
+
+def lorenz96(x0, forcing, steps, dt):
+    x = x0.copy()
+    for s in range(steps):
+        x = x + dt * lorenz_rhs(x, forcing)
+    return np.sum(x * x)
+
+
+x0 = np.linspace(0.0, 1.0, 8)
+t2 = time.perf_counter()
+gradient = srcgrad.grad(lorenz96)
+gradient(x0, 8.0, 10, 0.01)
+t3 = time.perf_counter()
+print({"import_s": t1 - t0, "warm_first_call_s": t3 - t2})
+'''
+
+
+def _child(command: list[str], env: dict) -> dict:
+    out = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT, check=True)
+    return eval(out.stdout.strip().splitlines()[-1], {})  # a dict literal printed by the child
+
+
+def warm_cache(runs: int, problems: list[str]) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="srcgrad-overhead-") as tmp:
+        env = {**os.environ, "SRCGRAD_CACHE_DIR": tmp, "PYTHONPATH": str(ROOT),
+               "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        script = Path(tmp) / "warm_model.py"
+        script.write_text(WARM_MODEL)
+        cases = [("lorenz96 (helper, 8 vars)", [sys.executable, str(script)])]
+        cases += [(p, [sys.executable, "-m", "bench.warm", "--problem", p, "--mode", "quick"])
+                  for p in problems]
+        colds = [_child(cmd, env) for _, cmd in cases]  # fill the cache
+        samples = [[] for _ in cases]
+        for _ in range(runs):  # interleaved: one run of every case per round
+            for k, (_, cmd) in enumerate(cases):
+                samples[k].append(_child(cmd, env))
+        for (label, _), cold, got in zip(cases, colds, samples):
+            rows.append({"case": label, "cold_s": cold["warm_first_call_s"],
+                         "warm_s": statistics.median(s["warm_first_call_s"] for s in got),
+                         "import_s": statistics.median(s["import_s"] for s in got)})
+    return rows
+
+
+# ---- the report ------------------------------------------------------------------------
+
+def report(calls, tape, warm) -> str:
+    lines = ["## (a) Call overhead of a tiny gradient", "",
+             "| function | srcgrad.grad(f)(...) | numba dispatcher, direct | ratio | added |",
+             "|---|---|---|---|---|"]
+    for r in calls:
+        lines.append(f"| {r['case']} | {r['srcgrad_us']:.2f} µs | {r['direct_us']:.2f} µs | "
+                     f"{r['srcgrad_us'] / r['direct_us']:.1f}x | "
+                     f"{r['srcgrad_us'] - r['direct_us']:.2f} µs |")
+    if tape:
+        lines += ["", "## (b) GradientTape per training step (examples/training_loop.py's model)",
+                  "", "| with tape + tape.gradient | srcgrad.grad of the same loss | ratio | "
+                  "added per step |", "|---|---|---|---|",
+                  f"| {tape['tape_us']:.1f} µs | {tape['grad_us']:.1f} µs | "
+                  f"{tape['tape_us'] / tape['grad_us']:.1f}x | "
+                  f"{tape['tape_us'] - tape['grad_us']:.1f} µs |"]
+    lines += ["", "## (c) Second process with a warm cache", "",
+              "| model | first call, cold cache | first call, warm cache | import srcgrad |",
+              "|---|---|---|---|"]
+    for r in warm:
+        lines.append(f"| {r['case']} | {r['cold_s'] * 1e3:.0f} ms | {r['warm_s'] * 1e3:.0f} ms | "
+                     f"{r['import_s'] * 1e3:.0f} ms |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=2000, help="calls per round in (a)")
+    parser.add_argument("--steps", type=int, default=100, help="steps per round in (b)")
+    parser.add_argument("--warm-runs", type=int, default=5)
+    parser.add_argument("--problems", default="lse,ode,gmm",
+                        help="suite problems for (c), comma-separated ('' for none)")
+    parser.add_argument("--parts", default="abc", help="which measurements to run")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "overhead.md"),
+                        help="where to write the table ('' for nowhere)")
+    args = parser.parse_args(argv)
+    calls = call_overhead(args.rounds, args.calls) if "a" in args.parts else []
+    tape = tape_overhead(args.rounds, args.steps) if "b" in args.parts else None
+    warm = warm_cache(args.warm_runs, [p for p in args.problems.split(",") if p]) \
+        if "c" in args.parts else []
+    head = textwrap.dedent(f"""\
+        # srcgrad's overhead (bench/overhead.py)
+
+        Python {sys.version.split()[0]}, numba {__import__('numba').__version__}, srcgrad
+        {srcgrad.__version__}; medians of {args.rounds} interleaved rounds ((a): {args.calls}
+        calls per round, (b): {args.steps} steps), (c): {args.warm_runs} fresh processes per
+        model after one that filled the cache. Load average at the end:
+        {', '.join(f'{v:.2f}' for v in os.getloadavg())}.
+
+        """)
+    text = head + report(calls, tape, warm)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()
