@@ -3,8 +3,10 @@
     python bench/overhead.py [--rounds 15] [--warm-runs 5] [--problems ode,gmm]
                              [--out bench/results/overhead.md]
 
-Three measurements, each a median over rounds that alternate the two sides
-being compared, so a burst of load on a shared machine hits both:
+Three measurements, each a median over rounds that alternate the sides being
+compared, so a burst of load on a shared machine hits all of them. Times are
+CPU time of the measuring process (`time.process_time`): on a machine shared
+with other work, the time a process waits for a CPU is not counted.
 
 (a) call overhead: `srcgrad.grad(f)(x)` for tiny functions whose compiled
     gradient runs in well under a microsecond, against calling numba's
@@ -12,18 +14,19 @@ being compared, so a burst of load on a shared machine hits both:
     srcgrad's argument binding, checks and result shaping);
 (b) GradientTape: one training step (`with tape:` + `tape.gradient`) of the
     two-layer model of examples/training_loop.py, against `srcgrad.grad` of
-    the same loss written as a function;
+    the same loss written as a function and the block's NumPy code run alone
+    (the tape runs it as written); what is left is the tape's own cost;
 (c) warm cache: a fresh process's first call (building the gradient plus its
     first call) once the cache is filled, and `import srcgrad` in that process,
     for a Lorenz-96 model with a helper (written to a file in a temporary
-    cache directory) and for the suite problems given by --problems.
+    cache directory) and for the suite problems given by --problems (their
+    natural form at the quick suite's first size, as bench/warm.py builds it).
 
 Prints a Markdown table and writes it to --out.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -72,23 +75,22 @@ CALL_CASES = [
 
 
 def per_call(fn, args, calls: int) -> float:
-    start = time.perf_counter()
+    """CPU seconds per call (this process's CPU time: a shared machine's other load, which
+    preempts the process, does not count)."""
+    start = time.process_time()
     for _ in range(calls):
         fn(*args)
-    return (time.perf_counter() - start) / calls
+    return (time.process_time() - start) / calls
 
 
-def interleaved(first, second, rounds: int) -> tuple[float, float]:
-    """Medians of per-call times of two zero-argument timers, alternated round by round."""
-    a, b = [], []
+def interleaved(timers, rounds: int) -> list[float]:
+    """Medians of per-call times of zero-argument timers, their order rotated every round."""
+    samples = [[] for _ in timers]
     for k in range(rounds):
-        if k % 2:
-            b.append(second())
-            a.append(first())
-        else:
-            a.append(first())
-            b.append(second())
-    return statistics.median(a), statistics.median(b)
+        for j in range(len(timers)):
+            i = (j + k) % len(timers)
+            samples[i].append(timers[i]())
+    return [statistics.median(s) for s in samples]
 
 
 def direct_inputs(gradient, args):
@@ -106,8 +108,8 @@ def call_overhead(rounds: int, calls: int) -> list[dict]:
         dispatcher = gradient._program.compiled.dispatcher
         inputs = direct_inputs(gradient, args)
         dispatcher(*inputs)
-        ours, direct = interleaved(lambda: per_call(gradient, args, calls),
-                                   lambda: per_call(dispatcher, inputs, calls), rounds)
+        ours, direct = interleaved([lambda: per_call(gradient, args, calls),
+                                    lambda: per_call(dispatcher, inputs, calls)], rounds)
         rows.append({"case": label, "srcgrad_us": ours * 1e6, "direct_us": direct * 1e6})
     return rows
 
@@ -139,6 +141,12 @@ def tape_step(xb, yb):
     return tape.gradient(loss, VARIABLES)
 
 
+def forward_only(xb, yb):
+    """What the block runs as Python, without a tape."""
+    loss = mse(yb, model(xb))
+    return loss
+
+
 def loss_of(w1, c1, w2, c2, xb, yb):
     hidden = np.tanh(xb @ w1 + c1)
     return np.mean((yb - (hidden @ w2 + c2)) ** 2)
@@ -151,18 +159,15 @@ def tape_overhead(rounds: int, calls: int) -> dict:
     by_grad = loss_grad(*values, X, Y)
     for g, h in zip(by_tape, by_grad):
         assert np.allclose(g, h), "the tape and srcgrad.grad disagree"
-    ours, plain = interleaved(lambda: per_call(tape_step, (X, Y), calls),
-                              lambda: per_call(loss_grad, (*values, X, Y), calls), rounds)
-    return {"tape_us": ours * 1e6, "grad_us": plain * 1e6}
+    ours, plain, forward = interleaved([lambda: per_call(tape_step, (X, Y), calls),
+                                        lambda: per_call(loss_grad, (*values, X, Y), calls),
+                                        lambda: per_call(forward_only, (X, Y), calls)], rounds)
+    return {"tape_us": ours * 1e6, "grad_us": plain * 1e6, "forward_us": forward * 1e6}
 
 
 # ---- (c) warm cache in a second process ------------------------------------------------
 
-WARM_MODEL = '''
-import time
-t0 = time.perf_counter()
-import srcgrad
-t1 = time.perf_counter()
+LORENZ = '''
 import numpy as np
 
 
@@ -179,19 +184,36 @@ def lorenz96(x0, forcing, steps, dt):
     for s in range(steps):
         x = x + dt * lorenz_rhs(x, forcing)
     return np.sum(x * x)
-
-
-x0 = np.linspace(0.0, 1.0, 8)
-t2 = time.perf_counter()
-gradient = srcgrad.grad(lorenz96)
-gradient(x0, 8.0, 10, 0.01)
-t3 = time.perf_counter()
-print({"import_s": t1 - t0, "warm_first_call_s": t3 - t2})
 '''
 
+# A fresh process: import srcgrad, set the problem up, then build its gradient and call it
+# once. CPU time of this process (its waits for a CPU on a loaded machine do not count) and
+# wall time are both printed.
+CHILD = '''
+import sys, time
+c0, w0 = time.process_time(), time.perf_counter()
+import srcgrad
+c1, w1 = time.process_time(), time.perf_counter()
+{setup}
+c2, w2 = time.process_time(), time.perf_counter()
+{first_call}
+c3, w3 = time.process_time(), time.perf_counter()
+print({{"import_s": c1 - c0, "first_call_s": c3 - c2, "first_call_wall_s": w3 - w2}})
+'''
+LORENZ_SETUP = '''sys.path.insert(0, {tmp!r})
+import numpy as np
+import warm_model
+x0 = np.linspace(0.0, 1.0, 8)'''
+LORENZ_CALL = '''srcgrad.grad(warm_model.lorenz96)(x0, 8.0, 10, 0.01)'''
+PROBLEM_SETUP = '''from bench.problems import load
+problem = load({name!r})
+impl = problem.srcgrad_impl(problem.generate(problem.SIZES["quick"][0]))'''
+PROBLEM_CALL = '''impl.make_gradient()()'''
 
-def _child(command: list[str], env: dict) -> dict:
-    out = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT, check=True)
+
+def _child(code: str, env: dict) -> dict:
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         cwd=ROOT, check=True)
     return eval(out.stdout.strip().splitlines()[-1], {})  # a dict literal printed by the child
 
 
@@ -200,19 +222,20 @@ def warm_cache(runs: int, problems: list[str]) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="srcgrad-overhead-") as tmp:
         env = {**os.environ, "SRCGRAD_CACHE_DIR": tmp, "PYTHONPATH": str(ROOT),
                "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-        script = Path(tmp) / "warm_model.py"
-        script.write_text(WARM_MODEL)
-        cases = [("lorenz96 (helper, 8 vars)", [sys.executable, str(script)])]
-        cases += [(p, [sys.executable, "-m", "bench.warm", "--problem", p, "--mode", "quick"])
+        (Path(tmp) / "warm_model.py").write_text(LORENZ)
+        cases = [("lorenz96 (a helper, 8 variables)",
+                  CHILD.format(setup=LORENZ_SETUP.format(tmp=tmp), first_call=LORENZ_CALL))]
+        cases += [(p, CHILD.format(setup=PROBLEM_SETUP.format(name=p), first_call=PROBLEM_CALL))
                   for p in problems]
-        colds = [_child(cmd, env) for _, cmd in cases]  # fill the cache
+        colds = [_child(code, env) for _, code in cases]  # fill the cache
         samples = [[] for _ in cases]
         for _ in range(runs):  # interleaved: one run of every case per round
-            for k, (_, cmd) in enumerate(cases):
-                samples[k].append(_child(cmd, env))
+            for k, (_, code) in enumerate(cases):
+                samples[k].append(_child(code, env))
         for (label, _), cold, got in zip(cases, colds, samples):
-            rows.append({"case": label, "cold_s": cold["warm_first_call_s"],
-                         "warm_s": statistics.median(s["warm_first_call_s"] for s in got),
+            rows.append({"case": label, "cold_s": cold["first_call_s"],
+                         "warm_s": statistics.median(s["first_call_s"] for s in got),
+                         "warm_wall_s": statistics.median(s["first_call_wall_s"] for s in got),
                          "import_s": statistics.median(s["import_s"] for s in got)})
     return rows
 
@@ -229,17 +252,21 @@ def report(calls, tape, warm) -> str:
                      f"{r['srcgrad_us'] - r['direct_us']:.2f} µs |")
     if tape:
         lines += ["", "## (b) GradientTape per training step (examples/training_loop.py's model)",
-                  "", "| with tape + tape.gradient | srcgrad.grad of the same loss | ratio | "
-                  "added per step |", "|---|---|---|---|",
+                  "", "| with tape + tape.gradient | srcgrad.grad of the same loss | the "
+                  "block's NumPy alone | ratio tape / grad | added by the tape |",
+                  "|---|---|---|---|---|",
                   f"| {tape['tape_us']:.1f} µs | {tape['grad_us']:.1f} µs | "
-                  f"{tape['tape_us'] / tape['grad_us']:.1f}x | "
-                  f"{tape['tape_us'] - tape['grad_us']:.1f} µs |"]
-    lines += ["", "## (c) Second process with a warm cache", "",
-              "| model | first call, cold cache | first call, warm cache | import srcgrad |",
-              "|---|---|---|---|"]
+                  f"{tape['forward_us']:.1f} µs | {tape['tape_us'] / tape['grad_us']:.1f}x | "
+                  f"{tape['tape_us'] - tape['grad_us'] - tape['forward_us']:.1f} µs |", "",
+                  "Added by the tape = tape step - srcgrad.grad - the block's own NumPy code "
+                  "(which runs in the block as written)."]
+    if warm:
+        lines += ["", "## (c) Second process with a warm cache (CPU time of the process)", "",
+                  "| model | first call, cold cache | first call, warm cache | (wall) | "
+                  "import srcgrad |", "|---|---|---|---|---|"]
     for r in warm:
         lines.append(f"| {r['case']} | {r['cold_s'] * 1e3:.0f} ms | {r['warm_s'] * 1e3:.0f} ms | "
-                     f"{r['import_s'] * 1e3:.0f} ms |")
+                     f"{r['warm_wall_s'] * 1e3:.0f} ms | {r['import_s'] * 1e3:.0f} ms |")
     return "\n".join(lines) + "\n"
 
 
@@ -264,10 +291,10 @@ def main(argv=None):
         # srcgrad's overhead (bench/overhead.py)
 
         Python {sys.version.split()[0]}, numba {__import__('numba').__version__}, srcgrad
-        {srcgrad.__version__}; medians of {args.rounds} interleaved rounds ((a): {args.calls}
-        calls per round, (b): {args.steps} steps), (c): {args.warm_runs} fresh processes per
-        model after one that filled the cache. Load average at the end:
-        {', '.join(f'{v:.2f}' for v in os.getloadavg())}.
+        {srcgrad.__version__}. CPU time of the measuring process; medians of {args.rounds}
+        interleaved rounds ((a): {args.calls} calls per round, (b): {args.steps} steps per
+        round), (c): {args.warm_runs} fresh processes per model after one that filled the
+        cache. Load average at the end: {', '.join(f'{v:.2f}' for v in os.getloadavg())}.
 
         """)
     text = head + report(calls, tape, warm)

@@ -37,17 +37,17 @@ _SCALARS = frozenset({float, int, bool, np.float64, np.float32, np.int64, np.int
 _EMPTY = object()
 
 
-def _readers(resolved, root):
+def readers(resolved, root):
     """(globals dict or None, name or closure cell) for each data global, as `_lookup` reads."""
-    readers = []
+    found = []
     for name in resolved.data_globals:
         func, inner = resolved.global_sources.get(name, (root, name))
         code = func.__code__
         if inner in code.co_freevars and func.__closure__:
-            readers.append((None, func.__closure__[code.co_freevars.index(inner)]))
+            found.append((None, func.__closure__[code.co_freevars.index(inner)]))
         else:
-            readers.append((func.__globals__, inner))
-    return readers
+            found.append((func.__globals__, inner))
+    return found
 
 
 def _positional_params(signature):
@@ -116,11 +116,11 @@ def fast_call(program, root, signature, wrt, many, with_value, finish_error):
     names = list(signature.parameters)
     wrt_pos = tuple(names.index(n) for n in wrt)
     other_pos = tuple(k for k in range(count) if k not in wrt_pos)
-    readers = _readers(program.resolved, root)
+    sources = readers(program.resolved, root)
     every = names + list(program.resolved.data_globals)
     copied = tuple(k for k, n in enumerate(every) if n in program.mutated_inputs)
     compiled = program.compiled
-    bind = _binder(wrt_pos, other_pos, readers, copied)
+    bind = _binder(wrt_pos, other_pos, sources, copied)
     ndarray, f64 = np.ndarray, _F64
 
     def call(args):

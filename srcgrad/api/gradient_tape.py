@@ -31,11 +31,12 @@ from ..frontend.calls import link
 from ..frontend.check import check
 from ..frontend.desugar import desugar
 from ..pipeline import build
-from ..errors import SourceUnavailableError, SrcgradError
+from ..errors import SrcgradError
 from ..frontend.parse import parse
 from ..frontend.resolve import resolve
-from .tape_blocks import (Block, BlockGradient, dependencies, is_data, leaves, names, reaches,
-                          rebuild, source_tree, with_at)
+from .tape_blocks import Block, BlockGradient, leaves, rebuild
+from .tape_facts import (FrameValues, check_cut, facts, fresh, is_float, name_assigned, name_read,
+                         plain, read_data, refresh, straight, with_site)
 from .executed_lines import start_line_events, stop_line_events
 from .variables import Variable
 
@@ -50,26 +51,6 @@ class UnconnectedGradients:
 
     NONE = "none"
     ZERO = "zero"
-
-
-def _is_float(value) -> bool:
-    if isinstance(value, Variable):
-        return True
-    if isinstance(value, (bool, np.bool_, int, np.integer)):
-        return False
-    return isinstance(value, (float, np.floating)) or (
-        isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating))
-
-
-def _plain(value):
-    """The numbers generated code computes with (nested lists of numbers become arrays)."""
-    if isinstance(value, Variable):
-        return value.value
-    if isinstance(value, (list, tuple)):
-        value = np.asarray(value, dtype=np.float64)
-    if isinstance(value, np.ndarray):
-        return float(value) if value.ndim == 0 else np.array(value, dtype=np.float64)
-    return value
 
 
 # ---- the tape -------------------------------------------------------------------------------
@@ -93,43 +74,39 @@ class GradientTape:
                              "an already-active tape.")
         self._start(sys._getframe(1), whole=True)
         self._recording = True
-        start_line_events(self)
+        start_line_events(self, needed=not straight(self._block))
         self._used = False
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, exc, trace):
         self._recording = False
-        stop_line_events(self)
+        stop_line_events(self, trace)
         return False
 
     def _start(self, frame, whole: bool):
         """Find the block and snapshot what it reads (from the top, or after a reset())."""
-        text, tree = source_tree(frame.f_code.co_filename, frame.f_globals)
-        node = self._block.node if self._block and not whole else with_at(tree, frame.f_lineno)
-        if node is None:
-            raise SourceUnavailableError(
-                f"srcgrad.GradientTape could not find its `with` statement at "
-                f"{frame.f_code.co_filename}:{frame.f_lineno}; use it as `with "
-                "srcgrad.GradientTape() as tape:`, or use srcgrad.grad on a function")
+        if whole or self._block is None:
+            text, node = with_site(frame)  # found once per code location
+        else:
+            text, node = self._block.text, self._block.node
         start = node.lineno if whole else frame.f_lineno + 1
-        values = {**frame.f_globals, **frame.f_locals}
         key = (frame.f_code.co_filename, hash(text), node.lineno, start)
-        if key not in _BLOCKS:  # one per code location: a tape in a loop compiles once
-            _BLOCKS[key] = Block(frame.f_code.co_filename, text, node, start, 10 ** 9, {})
-        block = _BLOCKS[key]
+        block = _BLOCKS.get(key)
+        if block is None:  # one per code location: a tape in a loop compiles once
+            block = _BLOCKS[key] = Block(frame.f_code.co_filename, text, node, start, 10 ** 9,
+                                         {})
+            refresh(block, frame)
         block.stop = 10 ** 9
-        block.namespace.update(frame.f_globals)
-        block.namespace.update({k: v for k, v in frame.f_locals.items() if not is_data(v)})
         self._frame = frame
         self._block = block
-        self._snapshot = {n: values[n] for n in self._block.inputs(values)}
-        self._copies = {n: _plain(v) for n, v in self._snapshot.items()}
+        self._snapshot = facts(block).snapshot(frame)
+        self._copies = {n: plain(v) for n, v in self._snapshot.items()}
         self._watched: dict = {}  # id -> watched object (watch() and accessed variables)
 
     def watch(self, tensor):
         """Differentiate with respect to `tensor` (a value or Variable read by the block)."""
         for leaf in leaves(tensor):
-            if _is_float(leaf):
+            if is_float(leaf):
                 self._watched[id(leaf)] = leaf
 
     def reset(self):
@@ -147,8 +124,10 @@ class GradientTape:
     def watched_variables(self):
         """The Variables this tape watches, in the order the block reads them."""
         found = []
+        refresh(self._block, self._frame)
+        by_calls = self._read_by_calls()
         read = list(self._snapshot.values()) + [v for v in self._block.namespace.values()
-                                                if id(v) in self._read_by_calls()]
+                                                if id(v) in by_calls]
         for value in read:
             if isinstance(value, Variable) and self._is_watched(value):
                 if not any(value is v for v in found):
@@ -196,7 +175,7 @@ class GradientTape:
         zero = _unconnected(unconnected_gradients)
         self._use()
         wanted = leaves(sources)
-        shape = np.shape(_plain(target))
+        shape = np.shape(plain(target))
         rows = []
         for k in range(int(np.prod(shape))):
             seed = np.zeros(int(np.prod(shape)))
@@ -208,7 +187,7 @@ class GradientTape:
                 out.append(None)
                 continue
             stacked = np.array([np.asarray(r[j], dtype=np.float64) for r in rows])
-            out.append(stacked.reshape(shape + np.shape(_plain(leaf))))
+            out.append(stacked.reshape(shape + np.shape(plain(leaf))))
         return rebuild(sources, iter(out))
 
     def batch_jacobian(self, target, source, unconnected_gradients="none"):
@@ -218,8 +197,8 @@ class GradientTape:
         self._used = was or not self.persistent
         if full is None:
             return None
-        batch = np.shape(_plain(target))[0]
-        tshape = np.shape(_plain(target))[1:]
+        batch = np.shape(plain(target))[0]
+        tshape = np.shape(plain(target))[1:]
         return np.array([full[(b,) + (slice(None),) * len(tshape) + (b,)] for b in range(batch)])
 
     def _use(self):
@@ -232,37 +211,41 @@ class GradientTape:
         self._used = True
 
     def _gradients(self, targets, seeds, leaves, zero) -> list:
-        now = {**self._frame.f_globals, **self._frame.f_locals}
-        assigned = {n for s in self._block.statements for n in names(s, gast.Store)}
-        deps = dependencies(self._block.statements, self._executed)
-        watched_inputs = {n for n, v in self._snapshot.items() if self._is_watched(v)}
-        target_names = [self._name_of(t, now, assigned) for t in targets]
+        now = FrameValues(self._frame)
+        known = facts(self._block)
+        assigned = known.assigned
+        deps = known.dependencies(self._executed)
+        snapshot = self._snapshot
+        watched_inputs = frozenset(n for n, v in snapshot.items() if self._is_watched(v))
+        target_names = [name_assigned(now, assigned, t) or name_read(snapshot, t)
+                        for t in targets]
         read_by_calls = self._read_by_calls(now)
         kinds = []  # per source leaf: (name, "input"/"cut"/"global") or None
         for leaf in leaves:
-            name = self._name_of(leaf, now, assigned, input_first=True)
+            name = name_read(snapshot, leaf) or name_assigned(now, assigned, leaf)
             kind = None
-            if name is not None and _is_float(leaf):
-                if self._snapshot.get(name) is leaf:
+            if name is not None and is_float(leaf):
+                if snapshot.get(name) is leaf:
                     kind = (name, "input") if name in watched_inputs else None
-                elif reaches(deps, watched_inputs, name):
+                elif name in known.reached(deps, watched_inputs):
                     kind = (name, "cut")
             elif id(leaf) in read_by_calls and self._is_watched(leaf):
                 kinds.append((read_by_calls[id(leaf)], "global"))  # read inside a call
                 continue
             connected = kind is not None and any(
-                t is not None and (t == kind[0] or reaches(deps, {kind[0]}, t))
+                t is not None and (t == kind[0] or t in known.reached(deps, {kind[0]}))
                 for t in target_names)
             kinds.append(kind if connected else None)
+        chosen = dict(k for k in kinds if k is not None)  # name -> its kind
         wrt = list(dict.fromkeys(k[0] for k in kinds if k is not None))
-        cut = [n for n in wrt if dict(k for k in kinds if k)[n] == "cut"]
+        cut = [n for n in wrt if chosen[n] == "cut"]
         results = dict.fromkeys(wrt)
         if wrt:
-            results = self._run(target_names, targets, seeds, wrt, cut, now)
+            results = self._run(target_names, seeds, wrt, cut, now)
         out = []
         for leaf, kind in zip(leaves, kinds):
             if kind is None:
-                out.append(np.zeros(np.shape(_plain(leaf))) if zero and _is_float(leaf)
+                out.append(np.zeros(np.shape(plain(leaf))) if zero and is_float(leaf)
                            else None)
             else:
                 out.append(results[kind[0]])
@@ -271,29 +254,20 @@ class GradientTape:
     def _read_by_calls(self, now=None) -> dict:
         """id(Variable) -> its name in generated code, for the Variables the functions the
         block calls read from their modules (they are watched like the block's own)."""
-        inputs = list(self._snapshot)
-        key = (tuple(inputs), self._block.start, self._block.stop)
-        if key not in self._block.resolved:
-            now = now or {**self._frame.f_globals, **self._frame.f_locals}
-            func = self._block.function(inputs, [], "0.0", "tape_block_globals",
+        inputs = tuple(self._snapshot)
+        key = (inputs, self._block.start, self._block.stop)
+        resolved = self._block.resolved.get(key)
+        now = now or FrameValues(self._frame)
+        if resolved is None:
+            refresh(self._block, self._frame)
+            func = self._block.function(list(inputs), [], "0.0", "tape_block_globals",
                                         inner=lambda call: self._inner(call, now))
-            self._block.resolved[key] = link(desugar(resolve(check(parse(func)))))
-        resolved = self._block.resolved[key]
-        return {id(v): n for n, v in zip(resolved.data_globals, resolved.read_globals())
+            resolved = self._block.resolved[key] = link(desugar(resolve(check(parse(func)))))
+        return {id(v): n for n, v in zip(resolved.data_globals,
+                                         read_data(self._block, resolved, now))
                 if isinstance(v, Variable)}
 
-    def _name_of(self, value, now, assigned, input_first=False):
-        """The block's name for `value` (by identity): a name it assigns or one it reads."""
-        def from_inputs():
-            return next((n for n, snap in self._snapshot.items() if snap is value), None)
-
-        def from_assigned():
-            return next((n for n in sorted(assigned) if n in now and now[n] is value), None)
-        first, second = (from_inputs, from_assigned) if input_first else (from_assigned,
-                                                                          from_inputs)
-        return first() or second()
-
-    def _run(self, target_names, targets, seeds, wrt, cut, now) -> dict:
+    def _run(self, target_names, seeds, wrt, cut, now) -> dict:
         if any(t is None for t in target_names):
             missing = [i for i, t in enumerate(target_names) if t is None]
             raise SrcgradError(
@@ -301,34 +275,46 @@ class GradientTape:
                 "computed or read; pass the variable the block assigned (for example "
                 "tape.gradient(loss, w))")
         inputs = [n for n in self._snapshot if n not in cut]
+        key = (tuple(inputs), tuple(cut), tuple(wrt), tuple(target_names), bool(seeds),
+               self._block.start, self._block.stop)
+        program = self._block.programs.get(key)
+        if program is None:
+            program = self._block.programs[key] = self._build(target_names, seeds, wrt, cut,
+                                                              inputs, now)
+        written, copies = program.mutated_inputs, self._copies  # copy what the code writes into
+        values = [fresh(copies[n]) if n in written else copies[n] for n in inputs]
+        values += [] if seeds is None else [plain(np.asarray(s, dtype=np.float64)
+                                                   if np.ndim(s) else float(s)) for s in seeds]
+        values += [plain(now[n]) for n in cut]
+        data = {n: fresh(plain(v, copy=False)) if n in written else plain(v, copy=False)
+                for n, v in zip(program.resolved.data_globals,
+                                read_data(self._block, program.resolved, now))}
+        values += data.values()
+        _, grads = program.compiled(*values)
+        out = {}
+        for n, g in zip(wrt, grads):  # each gradient has its value's shape
+            like = data[n] if n in data else copies[n] if n in copies else plain(now[n])
+            shape = like.shape if type(like) is np.ndarray else np.shape(like)
+            if shape == ():
+                out[n] = float(g)
+            else:
+                out[n] = g if type(g) is np.ndarray and g.shape == shape else \
+                    np.asarray(g).reshape(shape)
+        return out
+
+    def _build(self, target_names, seeds, wrt, cut, inputs, now):
+        """The block's gradient program for this choice of target, sources and cuts."""
         terms = [f"np.sum({t})" if seeds is None else f"np.sum({t} * sg_seed{k})"
                  for k, t in enumerate(target_names)]
         seed_names = [] if seeds is None else [f"sg_seed{k}" for k in range(len(seeds))]
-        key = (tuple(inputs), tuple(cut), tuple(wrt), tuple(target_names), bool(seeds),
-               self._block.start, self._block.stop)
-        programs = self._block.programs
-        if key not in programs:
-            self._check_cut(cut)
-            name = f"tape_block_{self._block.node.lineno}"
-            func = self._block.function(inputs + seed_names, cut, " + ".join(terms), name,
-                                        inner=lambda call: self._inner(call, now))
-            self._block.namespace.setdefault("np", np)
-            self._block.namespace.setdefault("srcgrad", sys.modules["srcgrad"])
-            programs[key] = build(func, wrt, jit=True)
-        program = programs[key]
-        values = [_fresh(self._copies[n]) for n in inputs]
-        values += [] if seeds is None else [_plain(np.asarray(s, dtype=np.float64)
-                                                   if np.ndim(s) else float(s)) for s in seeds]
-        values += [_plain(now[n]) for n in cut]
-        data = dict(zip(program.resolved.data_globals,
-                        (_plain(v) for v in program.resolved.read_globals())))
-        values += list(data.values())
-        _, grads = program.compiled(*values)
-        known = {**{n: _plain(now[n]) for n in cut}, **self._copies, **data}
-        shapes = {n: np.shape(known[n]) for n in wrt}
-        return {n: (float(g) if shapes[n] == () else np.asarray(g).reshape(shapes[n]))
-                for n, g in zip(wrt, grads)}
-
+        refresh(self._block, self._frame)
+        check_cut(self._block.statements, cut)
+        name = f"tape_block_{self._block.node.lineno}"
+        func = self._block.function(inputs + seed_names, cut, " + ".join(terms), name,
+                                    inner=lambda call: self._inner(call, now))
+        self._block.namespace.setdefault("np", np)
+        self._block.namespace.setdefault("srcgrad", sys.modules["srcgrad"])
+        return build(func, wrt, jit=True)
 
     def _inner(self, call, now):
         """`t1.gradient(y, x)` inside this block, t1 an inner tape: a call of its gradient."""
@@ -356,24 +342,6 @@ class GradientTape:
         args = [gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None)
                 for n in inputs]
         return gast.copy_location(gast.Call(func=callee, args=args, keywords=[]), call)
-
-    def _check_cut(self, cut):
-        """An intermediate source must be assigned once, at the top of the block."""
-        stmts = self._block.statements
-        for name in cut:
-            top = [s for s in stmts if isinstance(s, gast.Assign) and len(s.targets) == 1
-                   and isinstance(s.targets[0], gast.Name) and s.targets[0].id == name]
-            anywhere = [n for s in stmts for n in names(s, gast.Store) if n == name]
-            if len(top) != 1 or len(anywhere) != 1:
-                raise SrcgradError(
-                    f"srcgrad.GradientTape: the gradient with respect to {name!r}, a value "
-                    "computed in the block, needs it assigned exactly once, as `name = ...` at "
-                    "the top level of the block")
-
-
-def _fresh(value):
-    return value.copy() if isinstance(value, np.ndarray) else value
-
 
 class _NoOp:
 

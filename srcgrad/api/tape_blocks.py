@@ -1,8 +1,10 @@
 """The source side of `GradientTape`: find a `with` block, and make it a function.
 
-`find_block` locates the `with` statement a tape was entered at (in a file, or
-an IPython cell through `linecache`); `Block` holds one such statement per code
-location, with the compiled gradients made from it. `Block.function` turns
+`source_tree` and `with_at` locate the `with` statement a tape was entered at
+(in a file, or an IPython cell through `linecache`; tape_facts.with_site keeps
+what they find per code location); `Block` holds one such statement per code
+location, with the compiled gradients made from it and the facts about its
+source (tape_facts.py). `Block.function` turns
 the block's body into a stand-in function the pipeline transforms like any
 other (its `srcgrad_parse` gives the tree): the names the block reads become
 parameters, tape calls (`watch`, ...) are dropped, `with tape.stop_recording():`
@@ -121,78 +123,6 @@ def _prepared(stmts, start: int, stop: int) -> list:
     return out
 
 
-def dependencies(stmts, executed=None) -> dict:
-    """name -> names it is computed from, over every assignment (any depth) that ran: on a
-    line in `executed`, when the lines that ran are known."""
-    deps: dict = {}
-    for stmt in stmts:
-        for node in gast.walk(stmt):
-            if executed is not None and getattr(node, "lineno", None) not in executed:
-                continue
-            if isinstance(node, (gast.Assign, gast.AugAssign, gast.For)):
-                targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-                source = node.iter if isinstance(node, gast.For) else node.value
-                reads = set(names(source, gast.Load))
-                for target in targets:
-                    for written in names(target, gast.Store) + (
-                            [target.value.id] if isinstance(target, gast.Subscript)
-                            and isinstance(target.value, gast.Name) else []):
-                        deps.setdefault(written, set()).update(reads)
-                        if isinstance(node, gast.AugAssign):
-                            deps[written].add(written)
-    return deps
-
-
-def reaches(deps, start: set, goal: str) -> bool:
-    seen, todo = set(start), list(start)
-    while todo:
-        current = todo.pop()
-        if current == goal:
-            return True
-        for name, reads in deps.items():
-            if current in reads and name not in seen:
-                seen.add(name)
-                todo.append(name)
-    return goal in seen
-
-
-def _read_before_written(stmts) -> list[str]:
-    """Names the statements read before (or without) assigning them, in first-read order."""
-    found, assigned = [], set()
-
-    def visit(node):
-        if isinstance(node, gast.Assign):
-            visit(node.value)
-            for target in node.targets:
-                visit_target(target)
-            return
-        if isinstance(node, gast.AugAssign):
-            visit(node.value)
-            visit(node.target if not isinstance(node.target, gast.Name) else gast.Name(
-                id=node.target.id, ctx=gast.Load(), annotation=None, type_comment=None))
-            visit_target(node.target)
-            return
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            if node.id not in assigned and node.id not in found:
-                found.append(node.id)
-            return
-        for child in gast.iter_child_nodes(node):
-            visit(child)
-
-    def visit_target(target):
-        if isinstance(target, gast.Name):
-            assigned.add(target.id)
-        elif isinstance(target, gast.Tuple):
-            for elt in target.elts:
-                visit_target(elt)
-        else:
-            visit(target)
-
-    for stmt in stmts:
-        visit(stmt)
-    return found
-
-
 # ---- the block as a function -----------------------------------------------------------
 
 @dataclass
@@ -207,15 +137,12 @@ class Block:
     namespace: dict  # the caller's globals, plus functions and modules its locals hold
     programs: dict = field(default_factory=dict)  # compiled gradients of this block
     resolved: dict = field(default_factory=dict)  # inputs -> the block resolved (its globals)
+    facts: dict = field(default_factory=dict)  # (start, stop) -> tape_facts.Facts
+    straight: bool | None = None  # tape_facts.straight: every line runs, once known
 
     @property
     def statements(self) -> list:
         return _prepared(copy.deepcopy(self.node.body), self.start, self.stop)
-
-    def inputs(self, values: dict) -> list[str]:
-        """Names the body reads before assigning them that hold data (numbers, arrays, ...)."""
-        return [n for n in _read_before_written(self.statements)
-                if n in values and is_data(values[n])]
 
     def function(self, inputs, cut, objective, name, inner=None):
         """A stand-in function: `name(inputs..., cut...)` running the body with the names in
@@ -303,7 +230,13 @@ def leaves(structure) -> list:
     if isinstance(structure, dict):
         return [leaf for key in structure for leaf in leaves(structure[key])]
     if isinstance(structure, (list, tuple)):
-        return [leaf for item in structure for leaf in leaves(item)]
+        out = []
+        for item in structure:
+            if isinstance(item, (dict, list, tuple)):
+                out += leaves(item)
+            else:
+                out.append(item)
+        return out
     return [structure]
 
 
@@ -312,5 +245,7 @@ def rebuild(structure, results):
     if isinstance(structure, dict):
         return {key: rebuild(value, results) for key, value in structure.items()}
     if isinstance(structure, (list, tuple)):
-        return type(structure)(rebuild(item, results) for item in structure)
+        items = [rebuild(item, results) if isinstance(item, (dict, list, tuple))
+                 else next(results) for item in structure]
+        return items if type(structure) is list else type(structure)(items)
     return next(results)
