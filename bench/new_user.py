@@ -23,16 +23,20 @@ Timing: every callable is called once first (its "first call": building and
 compiling the gradient, tracing and compiling for JAX), then all of them are
 called in turn, round after round, so a burst of load on the shared machine
 hits all of them; each sample repeats a call enough times to last about 2 ms;
-medians are reported. Peak memory is the resident-set growth during one call
-(bench/measure.py: the kernel's high-water mark reset just before the call;
-the script re-executes itself with MALLOC_MMAP_THRESHOLD_ set, so freed large
-blocks go back to the kernel). One thread everywhere (bench/settings.py).
-Every gradient is checked against JAX's (and the hand-written adjoint's) with
-GradBench's metric. Writes a Markdown table to --out and prints it.
+medians are reported. Timings run with glibc's default malloc, as a user's
+process would (a fixed MALLOC_MMAP_THRESHOLD_ makes every large temporary a
+fresh mmap whose page faults cost more than the arithmetic on this VM). Peak
+memory is measured afterwards in a child process started with that
+threshold fixed: the resident-set growth during one call of each gradient
+(bench/measure.py: the kernel's high-water mark reset just before the call).
+One thread everywhere (bench/settings.py). Every gradient is checked against
+JAX's (and the hand-written adjoint's) with GradBench's metric. Writes a
+Markdown table to --out and prints it.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -48,9 +52,6 @@ sys.path.insert(0, str(ROOT))
 from bench.settings import MALLOC, apply_thread_env  # noqa: E402
 
 apply_thread_env(os.environ)  # before NumPy, numba or JAX are imported
-if __name__ == "__main__" and any(os.environ.get(k) != v for k, v in MALLOC.items()):
-    os.environ.update(MALLOC)  # glibc reads it at start-up only: run again with it set
-    os.execv(sys.executable, [sys.executable, *sys.argv])
 os.environ.setdefault("SRCGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="srcgrad-new-user-"))
 
 import numba  # noqa: E402
@@ -304,18 +305,18 @@ def first_call(make):
     return time.perf_counter() - start, call, out
 
 
-def measure_problem(problem, jax, jax_f, mode):
+def build(problem, jax, jax_f, row):
+    """Every callable of one problem, each called once (first-call times go into row),
+    and srcgrad's gradient checked against JAX's and the hand-written adjoint's."""
     import srcgrad
 
     f, args, wrt = problem["f"], problem["args"], problem["wrt"]
     argnums = wrt if isinstance(wrt, tuple) else (wrt,)
     sizes = tuple(k for k, a in enumerate(args) if isinstance(a, int))
     jargs = tuple(jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
-    row = {"name": problem["name"], "size": problem["size"], "notes": []}
 
     primal = njit_with(f, *problem.get("helpers", ()))
     row["primal_first"], primal_call, value = first_call(lambda: lambda: primal(*args))
-
     made = []
 
     def make_srcgrad():
@@ -324,35 +325,58 @@ def measure_problem(problem, jax, jax_f, mode):
     row["srcgrad_first"], srcgrad_call, got = first_call(make_srcgrad)
     if made[0].backend != "numba":
         row["notes"].append(f"srcgrad ran as {made[0].backend}")
-
     jax_primal = jax.jit(jax_f, static_argnums=sizes)
     jax_grad = jax.jit(jax.grad(jax_f, argnums=argnums), static_argnums=sizes)
     row["jax_primal_first"], jax_primal_call, jax_value = first_call(
         lambda: lambda: jax.block_until_ready(jax_primal(*jargs)))
     row["jax_first"], jax_call, expected = first_call(
         lambda: lambda: jax.block_until_ready(jax_grad(*jargs)))
-
     calls = {"primal": primal_call, "srcgrad": srcgrad_call, "jax": jax_call,
              "jax_primal": jax_primal_call}
+    errors = [float(np.max(mismatch(flat_grad(got), flat_grad(expected)))),
+              float(mismatch(value, float(jax_value)))]
     hand = problem.get("hand")
     if hand is not None:
-        hand(*args)  # compile
-        calls["hand"] = lambda: hand(*args)
-
-    # checks: srcgrad against JAX (and the hand-written adjoint), values against each other
-    errors = [float(np.max(mismatch(flat_grad(got), flat_grad(expected))))]
-    if hand is not None:
         errors.append(float(np.max(mismatch(flat_grad(got), flat_grad(hand(*args))))))
-    errors.append(float(mismatch(value, float(jax_value))))
+        calls["hand"] = lambda: hand(*args)
     row["error"] = max(errors)
     row["valid"] = row["error"] <= TOLERANCE
+    return calls
 
+
+PEAKS = ("srcgrad", "jax", "hand")
+
+
+def measure_problem(problem, jax, jax_f, mode):
+    row = {"name": problem["name"], "size": problem["size"], "notes": []}
+    calls = build(problem, jax, jax_f, row)
     medians, row["rounds"] = timed_rounds(calls, mode)
     row.update(medians)
-    for name in ("srcgrad", "jax", "hand"):
-        if name in calls:
-            row[f"{name}_peak"] = measure.peak_growth(calls[name])
     return row
+
+
+def peaks(selected, jax, jax_fs) -> dict:
+    """Peak resident-set growth of one call of each gradient, per problem (run in a child
+    process started with MALLOC_MMAP_THRESHOLD_ fixed, see measure.py)."""
+    out = {}
+    for problem in selected:
+        row = {"notes": []}
+        calls = build(problem, jax, jax_fs[problem["name"]], row)
+        out[problem["name"]] = {k: measure.peak_growth(calls[k]) for k in PEAKS if k in calls}
+    return out
+
+
+def peaks_in_child(names) -> dict:
+    """Run `peaks` in a fresh process whose glibc hands large freed blocks back to the
+    kernel (its generated code comes from this run's srcgrad cache)."""
+    env = dict(os.environ, **MALLOC)
+    out = Path(tempfile.mkstemp(prefix="new-user-peaks-", suffix=".json")[1])
+    try:
+        subprocess.run([sys.executable, __file__, "--peaks-json", str(out),
+                        "--only", ",".join(names)], env=env, check=True)
+        return json.loads(out.read_text())
+    finally:
+        out.unlink(missing_ok=True)
 
 
 # ---- report ----------------------------------------------------------------------------------
@@ -420,7 +444,8 @@ def header(mode_name, mode, seconds, load) -> str:
             "srcgrad / primal: srcgrad's gradient against numba.njit of the same function; "
             "srcgrad / JAX: srcgrad's gradient time over jax.jit(jax.grad(f)) (below 1 means "
             "srcgrad is faster); peak: resident-set growth during one gradient call (under "
-            "about 1 MiB is noise); first call: building and compiling the gradient plus its "
+            "about 1 MiB is noise; measured in a second process with MALLOC_MMAP_THRESHOLD_ "
+            "fixed, timings with the default malloc); first call: building and compiling the gradient plus its "
             "first call (srcgrad: transformation + numba, with an empty cache; JAX: tracing + "
             "XLA); check: srcgrad's gradient against JAX's and the hand-written adjoint's, "
             f"|x - y| / max(1, |x| + |y|) <= {TOLERANCE}.\n")
@@ -433,6 +458,7 @@ def main():
     parser.add_argument("--pin", type=int, default=None, help="run on this CPU only")
     parser.add_argument("--only", default=None, help="comma-separated problem names")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "new_user.md"))
+    parser.add_argument("--peaks-json", default=None, help=argparse.SUPPRESS)  # the child's
     opts = parser.parse_args()
     if opts.pin is not None:
         os.sched_setaffinity(0, {opts.pin})
@@ -442,16 +468,22 @@ def main():
     from bench.problems.peers import jax as load_jax
     jax = load_jax()
     jax_fs = jax_versions(jax)
+    selected = [p for p in problems() if not opts.only or p["name"] in opts.only.split(",")]
+    if opts.peaks_json:
+        Path(opts.peaks_json).write_text(json.dumps(peaks(selected, jax, jax_fs)))
+        return
     start, load_start = time.perf_counter(), os.getloadavg()[0]
     rows = []
-    for problem in problems():
-        if opts.only and problem["name"] not in opts.only.split(","):
-            continue
+    for problem in selected:
         row = measure_problem(problem, jax, jax_fs[problem["name"]], mode)
         rows.append(row)
         print(f"{row['name']}: srcgrad/primal {ratio(row['srcgrad'], row['primal'])}, "
               f"srcgrad/JAX {ratio(row['srcgrad'], row['jax'])}, {row['rounds']} rounds",
               file=sys.stderr, flush=True)
+    print("peak memory, in a fresh process", file=sys.stderr, flush=True)
+    measured = peaks_in_child([r["name"] for r in rows])
+    for row in rows:
+        row.update({f"{k}_peak": v for k, v in measured.get(row["name"], {}).items()})
     text = header(mode_name, mode, time.perf_counter() - start,
                   (load_start, os.getloadavg()[0])) + "\n" + table(rows) + "\n"
     notes = [f"- {r['name']}: {n}" for r in rows for n in r["notes"]]
