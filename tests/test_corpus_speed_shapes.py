@@ -16,8 +16,7 @@ scientist writes, one per loop shape the issue names:
   times per RK4 step with a parameter `p` nothing writes; helpers given
   shapes and sizes; a helper returning a tuple);
 - stencils: the 1-d heat equation by slices (`un = u.copy()` per step, a
-  scratch array filled in place every step, an element-loop scratch, a tuple
-  swap of two buffers) and a leapfrog wave equation rotating three levels;
+  scratch array filled in place every step, a tuple swap of two buffers) and a leapfrog wave equation rotating three levels;
 - integrators (a damped pendulum over 10^3 steps, Lorenz-96 by Euler and by
   RK4 with element loops, Van der Pol), an RNN over time, a vectorized
   two-layer MLP loss, logsumexp as loops, `while` loops with data-dependent
@@ -27,7 +26,7 @@ scientist writes, one per loop shape the issue names:
 Every function is differentiated with numba and without, by `grad` and
 `value_and_grad`, and checked against central finite differences and, where
 autograd can trace it (no writes into arrays), against autograd to rounding.
-Four functions that write into arrays also have a vectorized JAX twin
+Three functions that write into arrays also have a vectorized JAX twin
 (`jax.jit(jax.value_and_grad)`, 64-bit) checked against srcgrad's compiled
 gradient to rounding (skipped without JAX). The references are computed once
 per function and shared by the parametrizations; srcgrad builds one program
@@ -74,20 +73,6 @@ def lj_energy_2d(pos, eps, sigma):
             sr2 = sigma * sigma / r2
             sr6 = sr2 * sr2 * sr2
             e += 4.0 * eps * (sr6 * sr6 - sr6)
-    return e
-
-
-def coulomb_energy_3d(pos, q):
-    """Electrostatic energy with a square root per pair and charges read per pair."""
-    n = pos.shape[0]
-    e = 0.0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx = pos[i, 0] - pos[j, 0]
-            dy = pos[i, 1] - pos[j, 1]
-            dz = pos[i, 2] - pos[j, 2]
-            r = np.sqrt(dx * dx + dy * dy + dz * dz)
-            e = e + q[i] * q[j] / r
     return e
 
 
@@ -359,18 +344,6 @@ def heat_copy_each_step(u0, a, steps):
     for k in range(steps):
         un = u.copy()
         u[1:-1] = un[1:-1] + a * (un[2:] - 2.0 * un[1:-1] + un[:-2])
-    return np.sum(u * u)
-
-
-def heat_element_loop_scratch(u0, a, steps):
-    """The stencil as an element loop into a scratch array, copied back by a slice."""
-    u = u0.copy()
-    n = u.shape[0]
-    lap = np.zeros(n)
-    for k in range(steps):
-        for i in range(1, n - 1):
-            lap[i] = u[i + 1] - 2.0 * u[i] + u[i - 1]
-        u[1:-1] = u[1:-1] + a * lap[1:-1]
     return np.sum(u * u)
 
 
@@ -647,8 +620,6 @@ _TUPLE_SWAP_BUG = pytest.mark.xfail(
 CASES = [
     # pair loops
     _case(lj_energy_2d, lambda: (_lattice(8, 3, 1.15, _rng(20)), 0.8, 1.0), (0, 1, 2)),
-    _case(coulomb_energy_3d,
-          lambda: (_rng(21).normal(size=(6, 3)) * 1.5, _rng(22).uniform(0.5, 1.5, 6)), (0, 1)),
     _case(spring_forces_accumulated, lambda: (_lattice(6, 3, 1.0, _rng(23)), 2.0, 1.1),
           (0, 1, 2)),
     _case(morse_with_cutoff, lambda: (_morse_positions(), 1.5, 1.2), (0, 1, 2)),
@@ -675,7 +646,6 @@ CASES = [
     _case(heat_scratch_copy_back, lambda: (_heat_u0(), 0.2, 12), (0, 1)),
     _case(heat_swap_buffers, lambda: (_heat_u0(), 0.2, 12), (0, 1), marks=_TUPLE_SWAP_BUG),
     _case(heat_copy_each_step, lambda: (_heat_u0(seed=49), 0.2, 12), (0, 1)),
-    _case(heat_element_loop_scratch, lambda: (_heat_u0(), 0.2, 12), (0, 1)),
     _case(wave_leapfrog_copy, lambda: (_heat_u0(seed=47), 0.5, 15), (0, 1)),
     # integrators, recurrent models, MLP
     _case(damped_pendulum, lambda: (1.2, 0.3, 9.81, 0.4, 1000), (0, 1, 2, 3)),
@@ -741,8 +711,22 @@ def _unchanged(args, before, what):
             assert np.array_equal(now, then), f"{what}: argument {k} was modified"
 
 
-@pytest.mark.parametrize("jit", [True, False], ids=["jit", "nojit"])
-@pytest.mark.parametrize("func, make_args, wrt", CASES)
+def _with_jit(cases):
+    """Each case with numba and without. A case marked with a known bug runs without
+    numba only: the bug is in the front end, before numba, and its compilation would
+    cost a second or two for nothing (once the bug is fixed, drop the mark)."""
+    params = []
+    for case in cases:
+        for jit in (True, False):
+            skip = jit and _TUPLE_SWAP_BUG in case.marks
+            marks = [pytest.mark.skip(reason="known bug: checked without numba")] if skip \
+                else case.marks
+            params.append(pytest.param(*case.values, jit, marks=marks,
+                                       id=f"{case.id}-{'jit' if jit else 'nojit'}"))
+    return params
+
+
+@pytest.mark.parametrize("func, make_args, wrt, jit", _with_jit(CASES))
 def test_gradient(func, make_args, wrt, jit):
     import srcgrad
 
@@ -816,24 +800,6 @@ def _jax():
     return jax
 
 
-def _jax_lorenz96_rk4(jnp, lax):
-    def rhs(x, forcing):
-        return (jnp.roll(x, -1) - jnp.roll(x, 2)) * jnp.roll(x, 1) - x + forcing
-
-    def f(x0, forcing, steps):
-        dt = 0.01
-
-        def step(s, x):
-            k1 = rhs(x, forcing)
-            k2 = rhs(x + 0.5 * dt * k1, forcing)
-            k3 = rhs(x + 0.5 * dt * k2, forcing)
-            k4 = rhs(x + dt * k3, forcing)
-            return x + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-        x = lax.fori_loop(0, steps, step, x0)
-        return jnp.sum(x * x) / x.shape[0]
-    return f
-
-
 def _jax_heat_scratch_copy_back(jnp, lax):
     def f(u0, a, steps):
         def step(k, u):
@@ -874,7 +840,6 @@ def _jax_spring_forces_accumulated(jnp, lax):
 
 
 _JAX_TWINS = [
-    pytest.param(lorenz96_rk4, _jax_lorenz96_rk4, id="lorenz96_rk4"),
     pytest.param(heat_scratch_copy_back, _jax_heat_scratch_copy_back,
                  id="heat_scratch_copy_back"),
     pytest.param(gmm_triangle_loglik, _jax_gmm_triangle_loglik, id="gmm_triangle_loglik"),
