@@ -11,6 +11,11 @@ Calls into user functions are inlined by normalize (inline.py); each function
 called recursively gets its own joint gradient `f__grad_all` in the same module.
 
 `SRCGRAD_DUMP=anf,reverse,final` prints those stages' code to stderr.
+
+`build` first asks the cache index (backend/index.py) whether a process before this
+one generated the same module from the same sources; then none of the passes run
+(`STATS` counts transformations and index hits, for tests). With `SRCGRAD_DUMP`
+set, the passes always run.
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 import astor
 import gast
 
-from .backend import cache
+from .backend import cache, index
 from .config import dumped_stages
 from .analysis.activity import analyze
 from .frontend.calls import grad_all_name, link
@@ -39,6 +44,9 @@ from .frontend.parse import parse
 from .frontend.resolve import Resolved, resolve
 from .transforms.reverse import reverse
 from .transforms.record import record
+
+
+STATS = {"transforms": 0, "index_hits": 0}  # in this process
 
 
 @dataclass
@@ -78,6 +86,7 @@ def transform(func, wrt: list[str], mode: str = "reverse"):
     Returns the root's `Resolved` and `Normalized` and the emitted module, which
     also holds `g__grad_all` (`g__jvp_all`) for every function `g` called recursively.
     """
+    STATS["transforms"] += 1
     what, helper_name = _MODES[mode]
     resolved, norm, tree = _one(func, wrt, mode)
     trees, done, todo = [tree], [], list(resolved.recursive)
@@ -135,7 +144,11 @@ def _one(func, wrt: list[str], mode: str, name: str | None = None):
 
 
 def build(func, wrt: list[str], jit: bool = True, mode: str = "reverse") -> Program:
-    """Transform, write to the cache, import, and wrap for numba (compiled on first call)."""
+    """Transform, write to the cache, import, and wrap for numba (compiled on first call);
+    or, if the cache index has this transformation, import its module without the passes."""
+    warm = _from_index(func, wrt, jit, mode)
+    if warm is not None:
+        return warm
     resolved, norm, emitted = transform(func, wrt, mode)
     parsed = resolved.parsed
     key = cache.cache_key(parsed.text, parsed.filename, func.__qualname__,
@@ -143,6 +156,36 @@ def build(func, wrt: list[str], jit: bool = True, mode: str = "reverse") -> Prog
     path = cache.store(emitted.function, key, emitted.source)
     module = cache.load(path, resolved.namespace)
     where = f"{os.path.basename(parsed.filename)}:{parsed.first_line}"
+    describe = f"{_MODES[mode][0]} of {func.__qualname__} ({where})"
     compiled = Compiled(module, emitted.function, emitted.helpers, path, emitted.line_map,
-                        f"{_MODES[mode][0]} of {func.__qualname__} ({where})", jit=jit)
-    return Program(resolved, emitted, path, compiled, sorted(norm.mutated & set(norm.inputs)))
+                        describe, jit=jit)
+    mutated = sorted(norm.mutated & set(norm.inputs))
+    if inspect.isfunction(func):
+        try:  # for the next process; a function the index cannot describe gets no entry
+            index.save(index.lookup_key(func, wrt, mode),
+                       index.entry(func, resolved, emitted, path, mutated, describe))
+        except Exception:
+            pass
+    return Program(resolved, emitted, path, compiled, mutated)
+
+
+def _from_index(func, wrt: list[str], jit: bool, mode: str) -> Program | None:
+    """The program an earlier process built for the same sources, or None (always when
+    SRCGRAD_DUMP asks for stages: they are printed by the passes)."""
+    if not inspect.isfunction(func) or any(dumped_stages()):
+        return None
+    try:
+        hit = index.find(index.lookup_key(func, wrt, mode), func)
+    except index.Unindexable:
+        return None
+    if hit is None:
+        return None
+    record, line_map = hit.record, hit.line_map()
+    module = cache.load(hit.path, hit.namespace())
+    compiled = Compiled(module, record["function"], record["helpers"], hit.path, line_map,
+                        record["describe"], jit=jit)
+    resolved = index.WarmResolved(func, record["data_globals"], hit.global_sources(),
+                                  lambda: transform(func, wrt, mode)[0])
+    emitted = Emitted(hit.source, record["function"], record["helpers"], line_map)
+    STATS["index_hits"] += 1
+    return Program(resolved, emitted, hit.path, compiled, record["mutated_inputs"])
