@@ -404,7 +404,8 @@ def ratio(a, b):
 def table(rows) -> str:
     head = ("| problem | size | numba primal | srcgrad grad | srcgrad / primal | JAX grad "
             "| JAX grad / numba primal | srcgrad / JAX | hand adjoint | hand / primal "
-            "| JAX primal | peak MiB srcgrad / JAX / hand | first call srcgrad / JAX | check | rounds |")
+            "| JAX primal | peak MiB srcgrad / JAX / hand | first call srcgrad / JAX | check "
+            "| rounds |")
     lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
     for r in rows:
         check = "ok" if r["valid"] else f"MISMATCH {r['error']:.1e}"
@@ -445,9 +446,9 @@ def header(mode_name, mode, seconds, load) -> str:
             "srcgrad / JAX: srcgrad's gradient time over jax.jit(jax.grad(f)) (below 1 means "
             "srcgrad is faster); peak: resident-set growth during one gradient call (under "
             "about 1 MiB is noise; measured in a second process with MALLOC_MMAP_THRESHOLD_ "
-            "fixed, timings with the default malloc); first call: building and compiling the gradient plus its "
-            "first call (srcgrad: transformation + numba, with an empty cache; JAX: tracing + "
-            "XLA); check: srcgrad's gradient against JAX's and the hand-written adjoint's, "
+            "fixed, timings with the default malloc); first call: building and compiling the "
+            "gradient plus its first call (srcgrad: transformation + numba, with an empty "
+            "cache; JAX: tracing + XLA); check: srcgrad's gradient against JAX's and the hand-written adjoint's, "
             f"|x - y| / max(1, |x| + |y|) <= {TOLERANCE}.\n")
 
 

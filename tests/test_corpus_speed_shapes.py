@@ -16,7 +16,8 @@ scientist writes, one per loop shape the issue names:
   times per RK4 step with a parameter `p` nothing writes; helpers given
   shapes and sizes; a helper returning a tuple);
 - stencils: the 1-d heat equation by slices (`un = u.copy()` per step, a
-  scratch array filled in place every step, a tuple swap of two buffers) and a leapfrog wave equation rotating three levels;
+  scratch array filled in place every step, a tuple swap of two buffers)
+  and a leapfrog wave equation rotating three levels;
 - integrators (a damped pendulum over 10^3 steps, Lorenz-96 by Euler and by
   RK4 with element loops, Van der Pol), an RNN over time, a vectorized
   two-layer MLP loss, logsumexp as loops, `while` loops with data-dependent
@@ -681,8 +682,8 @@ CASES = [
 ]
 
 # Forms srcgrad rejects with SrcgradSyntaxError (a second name for an array the function
-# writes into): CASES has their `.copy()` forms (heat_copy_each_step, wave_leapfrog_copy). test_rejected_form checks the message,
-# or, should srcgrad learn the form, the gradient.
+# writes into): CASES has their `.copy()` forms (heat_copy_each_step, wave_leapfrog_copy).
+# test_rejected_form checks the message, or, should srcgrad learn the form, the gradient.
 REJECTED = [
     _case(heat_fresh_array, lambda: (_heat_u0(), 0.2, 12), (0, 1)),
     _case(wave_leapfrog, lambda: (_heat_u0(seed=47), 0.5, 15), (0, 1)),
