@@ -448,7 +448,8 @@ def header(mode_name, mode, seconds, load) -> str:
             "about 1 MiB is noise; measured in a second process with MALLOC_MMAP_THRESHOLD_ "
             "fixed, timings with the default malloc); first call: building and compiling the "
             "gradient plus its first call (srcgrad: transformation + numba, with an empty "
-            "cache; JAX: tracing + XLA); check: srcgrad's gradient against JAX's and the hand-written adjoint's, "
+            "cache; JAX: tracing + XLA); check: srcgrad's gradient against JAX's and the "
+            "hand-written adjoint's, "
             f"|x - y| / max(1, |x| + |y|) <= {TOLERANCE}.\n")
 
 
