@@ -138,9 +138,11 @@ def describe(found: bool, value) -> str:
         return "data"
     if isinstance(value, types.ModuleType):
         return f"module {value.__name__}"
-    if hasattr(value, "srcgrad_by_forward_mode") or inspect.isfunction(
-            getattr(value, "py_func", None)):
-        raise Unindexable(value)  # a gradient, compiled code: differentiated through
+    compiled = getattr(value, "py_func", None)
+    if hasattr(value, "srcgrad_by_forward_mode") or (
+            inspect.isfunction(compiled)
+            and (compiled.__module__ or "").startswith("srcgrad_generated.")):
+        raise Unindexable(value)  # a gradient, compiled generated code: differentiated through
     rule = lookup(value)
     if rule is not None and rule.custom:
         vjp = "none" if rule.vjp is None else _source_hash(rule.vjp)
@@ -287,7 +289,7 @@ def find(key: str, root) -> Hit | None:
     for record in _read(directory / "index" / f"{key}.json"):
         try:
             hit = _validate(record, root, directory)
-        except (Unindexable, KeyError, TypeError, ValueError, IndexError, AttributeError):
+        except Exception:  # a malformed entry, a name that no longer evaluates: not a hit
             hit = None
         if hit is not None:
             return hit
