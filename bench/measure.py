@@ -4,11 +4,17 @@ Peak memory is the growth of the process's resident set during one gradient
 call: the kernel's high-water mark (VmHWM) is reset through
 /proc/self/clear_refs just before the call and read after it, and the resident
 size just before the call is subtracted. It counts every allocator (NumPy,
-numba's runtime, XLA, PyTorch), unlike tracemalloc. The runner starts workers
-with MALLOC_MMAP_THRESHOLD_ set, so large blocks go back to the kernel when
-freed, and calls glibc's malloc_trim before the call, so that each call's peak
-is seen afresh rather than hidden in memory an earlier call freed. Small numbers
-(below about 1 MiB) are at the resolution of this method.
+numba's runtime, XLA, PyTorch), unlike tracemalloc. For that call only, glibc
+returns blocks of 64 KiB and more to the kernel when freed (`mallopt`), and
+`malloc_trim` runs before it, so that each call's peak is seen afresh rather
+than hidden in memory an earlier call freed. Small numbers (below about 1 MiB)
+are at the resolution of this method.
+
+Timings run with the allocator in its steady state instead (`steady_allocator`:
+blocks up to 32 MiB are reused from the heap, as glibc's adaptive threshold
+settles to after a few calls), so that they measure the code, not page faults
+of fresh mappings: with the 64 KiB threshold every array of 8,192 doubles or
+more was mapped and faulted in afresh at each allocation.
 """
 from __future__ import annotations
 
@@ -38,8 +44,34 @@ def _release_free_memory() -> None:
         pass
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
+_STEADY_MMAP, _STEADY_TRIM, _PEAK_MMAP = 32 * 2 ** 20, 64 * 2 ** 20, 64 * 2 ** 10
+
+
+def _mallopt(param: int, value: int) -> None:
+    try:
+        ctypes.CDLL(None).mallopt(param, value)
+    except (OSError, AttributeError):
+        pass
+
+
+def steady_allocator() -> None:
+    """Fix glibc's thresholds where its adaptive ones settle: timings see reused memory."""
+    _mallopt(_M_MMAP_THRESHOLD, _STEADY_MMAP)
+    _mallopt(_M_TRIM_THRESHOLD, _STEADY_TRIM)
+
+
 def peak_growth(call) -> float | None:
     """Bytes the resident set grew by at its peak during `call()`, or None if unknown."""
+    _mallopt(_M_MMAP_THRESHOLD, _PEAK_MMAP)
+    _mallopt(_M_TRIM_THRESHOLD, _PEAK_MMAP)
+    try:
+        return _peak_growth(call)
+    finally:
+        steady_allocator()
+
+
+def _peak_growth(call) -> float | None:
     _release_free_memory()
     before = _status("VmRSS")
     try:

@@ -21,8 +21,9 @@ ONE_THREAD = {
     "TF_CPP_MIN_LOG_LEVEL": "2",
 }
 
-# glibc: return blocks of 64 KiB and more to the kernel when freed (and keep
-# that threshold fixed), so the peak-memory measurement sees each call's peak.
+# glibc: return blocks of 64 KiB and more to the kernel when freed (and keep that
+# threshold fixed). The suite sets this only around its peak-memory measurement
+# (measure.peak_growth); scripts that measure memory in a process of their own use it.
 MALLOC = {"MALLOC_MMAP_THRESHOLD_": "65536"}
 
 

@@ -100,6 +100,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.pin is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {args.pin})
+    measure.steady_allocator()
 
     problem = load(args.problem)
     sizes = problem.SIZES[args.mode]

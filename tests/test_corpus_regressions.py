@@ -33,6 +33,11 @@ central finite differences and, where it can trace the function, autograd
   a later write into it changed the recorded value; a helper returning from
   inside a nested branch, inlined into a loop that ran no iteration, had
   the adjoint of its return slot zeroed before the loop, where it is unbound.
+- Issue 13's recomputation of user names assigned once (`t = -1.0 + ...` read
+  in an inner loop only through a recomputed `t ** j`; `v = x[i]` read only
+  inside branches) and parameters an inlined copy shares with its caller;
+  `x, y = y, x` in a loop was bound in sequence (`x = y; y = x`), found by the
+  speed-shapes corpus.
 """
 
 import numpy as np
@@ -563,6 +568,92 @@ def helper_rebinds_after_early_return(x):
     return np.mean(v1) + -3.0 * x
 
 
+# --- issue 13: recomputation of user names, parameters shared with the caller ----------
+
+def outer_value_read_in_inner_loop(x, n):
+    """`t` (one assignment per outer iteration) is recomputed for the backward sweep; the
+    inner loop reads it only through `t ** j`, itself recomputed there."""
+    total = 0.0
+    for i in range(n):
+        t = -1.0 + i * 2.0 / (n - 1)
+        r = np.sign(t)
+        for j in range(x.shape[0]):
+            r -= x[j] * t ** j
+        total += r * r
+    return total / 2.0
+
+
+def single_assignment_read_in_branch(x):
+    """`v = x[i]` recomputed: its backward readers sit inside the branches only."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        v = x[i]
+        if v > 0.0:
+            s = s + v * v
+        else:
+            s = s - np.sin(v)
+    return s
+
+
+def single_assignment_then_written(x):
+    """`y = x * 1.0` has one assignment but is written into: it must be recorded."""
+    y = x * 1.0
+    y[0] = np.sum(y) * 3.0
+    return np.sum(y * y)
+
+
+def _rate(x, y):
+    n = x.shape[0]
+    z = np.empty(n)
+    for i in range(n):
+        z[i] = x[i] * y[i - 1]
+    return z
+
+
+def shared_parameter_in_rk2(x, s):
+    """`x` is only read by `_rate`: each inlined copy reads the caller's x."""
+    y = np.ones(x.shape[0])
+    for step in range(s):
+        k1 = _rate(x, y)
+        k2 = _rate(x, y + 0.1 * k1)
+        y = y + 0.05 * (k1 + k2)
+    return np.sum(y * y)
+
+
+def _shift(v, c):
+    return v + c
+
+
+def shared_parameter_returned(x):
+    """A helper returning its (shared) parameter plus a constant, in a loop."""
+    s = x * 1.0
+    for k in range(3):
+        s = np.tanh(_shift(s, 0.1 * k)) * x
+    return np.sum(s)
+
+
+def swap_in_loop(x, y):
+    """`x, y = y, x` in a loop (names not versioned there): both read before either is bound."""
+    s = 0.0
+    for i in range(3):
+        x, y = y, x
+        s = s + x * (i + 1.0)
+    return s
+
+
+def unpack_into_itself(x):
+    """`a, b = a` unpacks the old a (the second item is read before a is rebound).
+
+    Without numba only: `a` holds an array, then a number, which numba's typed tapes
+    do not allow."""
+    s = 0.0
+    for i in range(2):
+        a = x * (i + 1.0)
+        a, b = a
+        s = s + a * b
+    return s
+
+
 def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
@@ -629,6 +720,12 @@ CASES = [
     _case(helper_rebinds_after_early_return, lambda: (0.4,)),
     _case(loop_variable_reused_then_read,
           lambda: (_vec(-0.58, 0.91, 0.93), np.arange(6.0).reshape(2, 3) / 7), (0, 1)),
+    _case(outer_value_read_in_inner_loop, lambda: (_vec(0.3, -0.2, 0.5, 0.1), 7)),
+    _case(single_assignment_read_in_branch, lambda: (_vec(0.3, -0.7, 1.1, -0.2),)),
+    _case(single_assignment_then_written, lambda: (_vec(0.3, -0.7, 1.1),)),
+    _case(shared_parameter_in_rk2, lambda: (_vec(0.3, -0.7, 1.1, 0.4), 4)),
+    _case(shared_parameter_returned, lambda: (_vec(0.3, -0.7, 1.1),)),
+    _case(swap_in_loop, lambda: (1.0, 3.0), (0, 1)),
 ]
 
 
@@ -640,3 +737,7 @@ def test_gradient(func, make_args, wrt, jit):
 
 def test_corpus_size_and_distinct_names():
     check_corpus(CASES, globals(), minimum=20)
+
+
+def test_unpack_into_itself():
+    check_gradient(unpack_into_itself, (_vec(0.3, -0.7),), wrt=0, jit=False)

@@ -40,9 +40,9 @@ branch threshold and `break` cut-off (test_inputs_clear_of_thresholds), so
 the finite-difference step never changes which branch runs or how many
 times a loop iterates.
 
-Known srcgrad bug, marked xfail(strict=True): a tuple assignment that swaps
-or rotates names inside a loop or branch (`u, u_new = u_new, u`) is emitted
-as sequential assignments (see _TUPLE_SWAP_BUG).
+This corpus found a bug, fixed since: a tuple assignment that swaps or
+rotates names inside a loop or branch (`u, u_new = u_new, u`) was emitted as
+sequential assignments.
 
 No timing is asserted here: the speed of these shapes is measured by
 `bench/new_user.py`.
@@ -612,12 +612,6 @@ def _case(func, make_args, wrt=0, marks=()):
 # `a = b; b = a` (frontend/normalize.py, _Normalizer.bind, tuple branch: atom() keeps a
 # bare name as it is instead of reading it into a temporary first), so both names end up
 # holding the same value. At the top level SSA versions hide it.
-_TUPLE_SWAP_BUG = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="srcgrad bug: `a, b = b, a` inside a loop or branch is emitted as `a = b; b = a` "
-           "(normalize.bind's tuple branch binds names in sequence), wrong value and gradient")
-
-
 CASES = [
     # pair loops
     _case(lj_energy_2d, lambda: (_lattice(8, 3, 1.15, _rng(20)), 0.8, 1.0), (0, 1, 2)),
@@ -645,13 +639,12 @@ CASES = [
     _case(van_der_pol_rk4, lambda: (1.2, 0.8, -0.3, 60), (0, 1, 2)),
     # stencils
     _case(heat_scratch_copy_back, lambda: (_heat_u0(), 0.2, 12), (0, 1)),
-    _case(heat_swap_buffers, lambda: (_heat_u0(), 0.2, 12), (0, 1), marks=_TUPLE_SWAP_BUG),
+    _case(heat_swap_buffers, lambda: (_heat_u0(), 0.2, 12), (0, 1)),
     _case(heat_copy_each_step, lambda: (_heat_u0(seed=49), 0.2, 12), (0, 1)),
     _case(wave_leapfrog_copy, lambda: (_heat_u0(seed=47), 0.5, 15), (0, 1)),
     # integrators, recurrent models, MLP
     _case(damped_pendulum, lambda: (1.2, 0.3, 9.81, 0.4, 1000), (0, 1, 2, 3)),
-    _case(pendulum_stormer_verlet, lambda: (1.2, 1.203, 9.81, 300), (0, 1, 2),
-          marks=_TUPLE_SWAP_BUG),
+    _case(pendulum_stormer_verlet, lambda: (1.2, 1.203, 9.81, 300), (0, 1, 2)),
     _case(lorenz96_euler_loops, lambda: (8.0 + _rng(48).normal(size=8), 8.0, 30), (0, 1)),
     _case(rnn_over_time,
           lambda: (_rng(49).normal(size=(4, 3)) * 0.5, _rng(50).normal(size=(4, 4)) * 0.4,
@@ -713,18 +706,10 @@ def _unchanged(args, before, what):
 
 
 def _with_jit(cases):
-    """Each case with numba and without. A case marked with a known bug runs without
-    numba only: the bug is in the front end, before numba, and its compilation would
-    cost a second or two for nothing (once the bug is fixed, drop the mark)."""
-    params = []
-    for case in cases:
-        for jit in (True, False):
-            skip = jit and _TUPLE_SWAP_BUG in case.marks
-            marks = [pytest.mark.skip(reason="known bug: checked without numba")] if skip \
-                else case.marks
-            params.append(pytest.param(*case.values, jit, marks=marks,
-                                       id=f"{case.id}-{'jit' if jit else 'nojit'}"))
-    return params
+    """Each case with numba and without."""
+    return [pytest.param(*case.values, jit, marks=case.marks,
+                         id=f"{case.id}-{'jit' if jit else 'nojit'}")
+            for case in cases for jit in (True, False)]
 
 
 @pytest.mark.parametrize("func, make_args, wrt, jit", _with_jit(CASES))

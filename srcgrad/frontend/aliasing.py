@@ -104,8 +104,8 @@ class UserNames:
         """A user expression as the user wrote it (inlined copies' names renamed back)."""
         expr = copy.deepcopy(expr)
         for node in gast.walk(expr):
-            if isinstance(node, gast.Name):
-                node.id = self.user(node.id)
+            if isinstance(node, gast.Name):  # (a shared parameter keeps the callee's spelling)
+                node.id = getattr(node, "srcgrad_user_name", None) or self.user(node.id)
         return gast.unparse(expr).strip()
 
     def loop_text(self, name: str) -> str:

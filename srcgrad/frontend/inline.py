@@ -4,7 +4,9 @@ place.
 `Inliner` is a part of normalize.py's `_Normalizer`. Guarantees:
 - Each inlined copy renames the callee's locals `n__f1`, `n__f2`, ... (one
   suffix per copy), and its parameters are bound to the caller's argument atoms,
-  evaluated left to right, defaults filled in.
+  evaluated left to right, defaults filled in; a parameter the callee only
+  reads, passed a user variable nothing writes into, is that variable in the
+  copy (`shared_parameters`).
 - A callee never writes into an array of the caller's: it must rebind the
   parameter to a new array first on every path (`u = u.copy()`), else the call
   is refused; a callee that only reads an array the caller writes into later
@@ -32,20 +34,27 @@ class Inliner:
         if isinstance(callee, Recursive):
             return self.call_recursive(callee, values)
         k = self.copies[callee.name] = self.copies.get(callee.name, 0) + 1
-        rename = {n: f"{n}__{callee.name}{k}" for n in callee.locals}
+        shared = self.shared_parameters(callee, values)
+        rename = {n: f"{n}__{callee.name}{k}" for n in callee.locals if n not in shared}
         self.names.inlined.update({new: (n, callee.name) for n, new in rename.items()})
+        rename.update(shared)
         body = copy.deepcopy(callee.body)
+        renamed = set()  # a node shared by two places in the tree is renamed once
         for node in (n for stmt in body for n in gast.walk(stmt)):
-            if isinstance(node, gast.Name) and node.id in rename:
+            if isinstance(node, gast.Name) and node.id in rename and id(node) not in renamed:
+                renamed.add(id(node))
+                if node.id in shared:
+                    node.srcgrad_user_name = node.id  # messages spell it as the callee does
                 node.id = rename[node.id]
         nested = len(self.blocks) > 1  # in a loop or branch: no SSA names for this copy
-        self.unversioned |= set(rename.values()) if nested else (
+        self.unversioned |= {rename[n] for n in rename if n not in shared} if nested else (
             nested_stores(body) | written_into(body))
         self.mutated |= written_into(body)
         written = written_into(callee.body)  # the callee's own names
         where = self.where
         for param, value in zip(callee.params, values):
-            self.bind_parameter(call, rename[param], value, param in written)
+            if param not in shared:
+                self.bind_parameter(call, rename[param], value, param in written)
         for stmt in body[:-1]:
             self.statement(stmt)
         self.where = body[-1]
@@ -56,6 +65,24 @@ class Inliner:
             result = self.atom(result)
         self.where = where
         return result
+
+    def shared_parameters(self, callee, values) -> dict[str, str]:
+        """Parameters the copy reads as the caller's own name: param -> the caller's name.
+
+        Sound where the copy can only read the parameter: the callee never
+        assigns it or writes into it, and the caller's name is a user variable
+        (not a list) that nothing writes into, so during the copy's body, and at
+        the mirror point of the backward sweep, it holds the argument's value.
+        This keeps loop-invariant arguments (`f(x, y)` with x a parameter) off
+        the tape and lets the copy's adjoint accumulate into the caller's.
+        """
+        assigned = {n.id for stmt in callee.body for n in gast.walk(stmt)
+                    if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+        written = written_into(callee.body)
+        return {param: value.id for param, value in zip(callee.params, values)
+                if isinstance(value, gast.Name) and not value.id.startswith("_")
+                and param not in assigned and param not in written
+                and value.id not in self.mutated and value.id not in self.lists}
 
     def bind_parameter(self, call, param: str, value, written: bool):
         """Bind an inlined copy's parameter to the caller's argument atom.

@@ -271,9 +271,20 @@ class _Normalizer(Expressions, Inliner):
             value = self.call_user(value)
         if isinstance(value, gast.Tuple) and len(value.elts) == len(target.elts):
             parts = [self.atom(e) for e in value.elts]
+            for k, part in enumerate(parts):  # `u, v = v, u`: v's value read before u is bound
+                if isinstance(part, gast.Name) and part.id in self.bound_by(target.elts[:k]):
+                    parts[k] = self._store(part, None)
         else:
-            parts = self.unpack(self.atom(value), len(target.elts))
+            whole = self.atom(value)
+            if isinstance(whole, gast.Name) and whole.id in self.bound_by(target.elts):
+                whole = self._store(whole, None)  # `a, b = a`: b is read from the old a
+            parts = self.unpack(whole, len(target.elts))
         self.bind_resolved(target, parts)
+
+    def bound_by(self, targets) -> set[str]:
+        """The current names of the user names a list of targets rebinds."""
+        return {self.version.get(n.id, n.id) for t in targets for n in gast.walk(t)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
     def check_sharing(self, name: str, value):
         """Arrays written into must not share memory with another name (see module doc)."""

@@ -37,6 +37,33 @@ def _zeros_like(x):
         return lambda x: [zeros_like(e) for e in x]
     return lambda x: np.zeros(x.shape)
 
+# --- zeros_plus: zeros_like(x) + e in one pass, a buffer of its own -----------------------
+
+def zeros_plus(x, e):
+    """`zeros_like(x) + e`, copying e when it has x's shape (one pass instead of two).
+
+    optimize.py folds `_adj_v = zeros_like(v); _adj_v = _adj_v + e` into it where
+    `_adj_v` is later updated in place, which needs a buffer of its own.
+    """
+    if np.ndim(x) == 0:
+        return 0.0 + e
+    if np.shape(e) == np.shape(x):
+        return np.array(e, dtype=np.float64)
+    return np.zeros(np.shape(x)) + e
+
+
+@overload(zeros_plus)
+def _zeros_plus(x, e):
+    if _is_number(x):
+        return lambda x, e: 0.0 + e
+    if isinstance(e, types.Array) and e.ndim == x.ndim:
+        def impl(x, e):
+            if e.shape == x.shape:
+                return e.astype(np.float64)  # a copy, as np.zeros(...) + e would be
+            return np.zeros(x.shape) + e
+        return impl
+    return lambda x, e: np.zeros(x.shape) + e
+
 # --- fill_like: v broadcast to x's shape (the adjoint of a full reduction) --------------
 
 def fill_like(x, v):

@@ -5,9 +5,10 @@ Touches only the backward sweep and only names srcgrad generated (`_adj_*`,
 1. Constant arithmetic that rule inlining produced is folded
    (`x ** (2 - 1)` becomes `x`).
 2. Fold: `_adj_v = zeros_like(v)` whose first use in the same block is
-   `_adj_v = _adj_v + e` becomes `_adj_v = e`, unless `_adj_v` is ever
-   updated in place (NOTE [adjoint ownership] in reverse.py); an init that
-   cannot be folded moves down to just before its first use.
+   `_adj_v = _adj_v + e` becomes `_adj_v = e`, or `_adj_v = zeros_plus(v, e)`
+   (the same sum in a buffer of its own, one pass) if `_adj_v` is ever updated
+   in place (NOTE [adjoint ownership] in reverse.py); an init that cannot be
+   folded moves down to just before its first use.
 3. Dead code: statements that only write generated names nobody else reads
    are removed, then loops and branches left empty, then "grad of" comments
    left without a block.
@@ -21,7 +22,7 @@ import operator
 
 import gast
 
-from ..syntax import is_comment
+from ..syntax import is_comment, name as _name
 from .reverse import Reversed
 
 GENERATED = ("_adj_", "_r")
@@ -82,6 +83,13 @@ def _is_zero_init(stmt) -> bool:
             and isinstance(v.func, gast.Name) and v.func.id == "zeros_like")
 
 
+def _is_zeros_plus(stmt) -> bool:
+    v = getattr(stmt, "value", None)
+    return (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+            and stmt.targets[0].id.startswith("_adj_") and isinstance(v, gast.Call)
+            and isinstance(v.func, gast.Name) and v.func.id == "zeros_plus")
+
+
 def _in_place(backward) -> set[str]:
     """Adjoints updated in place anywhere: `_adj_x[i] += g`, `_adj_y[i] = 0`, `_adj_h.pop()`."""
     names = set()
@@ -115,9 +123,11 @@ def fold_zero_inits(block: list, in_place: set[str]) -> None:
                 and isinstance(use.targets[0], gast.Name) and isinstance(use.value, gast.BinOp)
                 and isinstance(use.value.op, gast.Add) and isinstance(use.value.left, gast.Name)
                 and use.value.left.id == var and not _mentions(use.value.right, var)
-                and var not in in_place):
+                and (var not in in_place or _unchanged(stmt.value.args[0], block[i + 1:j]))):
+            value = use.value.right if var not in in_place else gast.Call(  # a buffer of its own
+                func=_name("zeros_plus"), args=[stmt.value.args[0], use.value.right], keywords=[])
             block[j] = gast.copy_location(
-                gast.Assign(targets=use.targets, value=use.value.right, type_comment=None), use)
+                gast.Assign(targets=use.targets, value=value, type_comment=None), use)
             del block[i]
         else:  # sink the init next to its first use (behind other inits already there)
             while j - 1 > i and _is_zero_init(block[j - 1]):
@@ -126,6 +136,13 @@ def fold_zero_inits(block: list, in_place: set[str]) -> None:
                 i += 1
             else:
                 block.insert(j - 1, block.pop(i))
+
+
+def _unchanged(arg, stmts) -> bool:
+    """Whether the name `arg` is assigned in none of `stmts` (its shape is the same there)."""
+    return isinstance(arg, gast.Name) and not any(
+        isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == arg.id
+        for s in stmts for n in gast.walk(s))
 
 
 def _number(node, value=None) -> bool:
@@ -221,7 +238,7 @@ def accumulate_in_place(backward: list) -> None:
     inits = set()
     for block in blocks(backward):
         for stmt in block:
-            if _is_zero_init(stmt):
+            if _is_zero_init(stmt) or _is_zeros_plus(stmt):
                 inits.add(stmt.targets[0].id)
             elif isinstance(stmt, _COMPOUND):
                 others |= {n.id for n in gast.walk(stmt.test if not isinstance(stmt, gast.For)
@@ -231,7 +248,8 @@ def accumulate_in_place(backward: list) -> None:
             else:
                 others |= {n.id for n in gast.walk(stmt.value.right) if isinstance(n, gast.Name)}
     assigned_otherwise = {written(s) for b in blocks(backward) for s in b
-                          if written(s) and not _is_zero_init(s) and _accumulation(s) is None}
+                          if written(s) and not (_is_zero_init(s) or _is_zeros_plus(s))
+                          and _accumulation(s) is None}
     for block in blocks(backward):
         for k, stmt in enumerate(block):
             var = _accumulation(stmt)

@@ -21,11 +21,12 @@ from .reverse import Reversed
 
 
 _TEMP = re.compile(r"^_t\d+$")
+_SHAPES = ("shape", "size", "ndim")
 
 
 # Helpers whose argument at this position is only used for its type and shape.
 # (A tuple display there, the values joined by np.concatenate(...), is read for shapes only too.)
-_SHAPE_ONLY = {"zeros_like": 0, "unbroadcast": 1, "fill_like": 0, "seed_like": 0,
+_SHAPE_ONLY = {"zeros_like": 0, "zeros_plus": 0, "unbroadcast": 1, "fill_like": 0, "seed_like": 0,
                "concatenate_grad": 1, "stack_grad": 1, "hstack_grad": 1, "vstack_grad": 1}
 
 
@@ -74,9 +75,12 @@ def changes(stmt, names: set[str]) -> bool:
     return False
 
 
-def _cheap_temporaries(forward: list) -> dict:
-    """Temporaries `_tK = a op b` (no @) or `_tK = a[i]` (an array nothing writes into)
-    whose operands stay unchanged until their last use, recomputations included.
+def _cheap_temporaries(forward: list, inputs) -> dict:
+    """Names `t = a op b` (no @), `t = a[i]` (an array nothing writes into) or
+    `t = a.shape` (also `.size`, `.ndim`) whose operands stay unchanged until
+    their last use, recomputations included. `t` is a temporary `_tK`, or any
+    other name but an input that has this one assignment in the whole function;
+    nothing writes into it.
 
     Soundness rule: `t` is recomputed just before its first backward reader,
     which lies in the backward code of its last forward user (before that
@@ -86,11 +90,13 @@ def _cheap_temporaries(forward: list) -> dict:
     taken through chains of recomputations (a fixed point: dropping `u`
     shortens `t`'s uses, never lengthens them).
     """
-    mentions = {}
+    mentions, stores = {}, {}
     for stmt in forward:  # walking the outermost statements visits nested ones too
         for n in gast.walk(stmt):
             if isinstance(n, gast.Name):
                 mentions[n.id] = mentions.get(n.id, 0) + 1
+                if isinstance(n.ctx, gast.Store):
+                    stores[n.id] = stores.get(n.id, 0) + 1
     written_into = {written(s) for b in blocks(forward) for s in b
                     if written(s) is not None and not (
                         isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name))}
@@ -98,16 +104,19 @@ def _cheap_temporaries(forward: list) -> dict:
     candidates = {}  # t -> (block, index of its assignment, value, last direct user)
     for block in blocks(forward):
         for k, stmt in enumerate(block):
-            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-                    and _TEMP.match(stmt.targets[0].id)):
+            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
                 continue
+            t = stmt.targets[0].id
+            if t in written_into or not (_TEMP.match(t) or stores[t] == 1 and t not in inputs):
+                continue  # (a write into t would be lost: recomputing gives the value before it)
             value = stmt.value
             read = (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
                     and value.value.id not in written_into)
-            if not (read or isinstance(value, gast.UnaryOp) or (
+            shape = (isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name)
+                     and value.attr in _SHAPES)
+            if not (read or shape or isinstance(value, gast.UnaryOp) or (
                     isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult))):
                 continue
-            t = stmt.targets[0].id
             users = [j for j in range(k, len(block)) if _mentions(block[j], t)]
             local = sum(sum(1 for n in gast.walk(block[j]) if isinstance(n, gast.Name)
                             and n.id == t) for j in users)
@@ -136,17 +145,21 @@ def rematerialize(rev: Reversed) -> None:
 
     A temporary assigned once per iteration and read only later in the same
     block gets the same value when recomputed just before its first backward
-    reader, because its operands hold the same values there (checked by
-    `_cheap_temporaries`). Later candidates go first, so a recomputation may
-    itself read an earlier recomputed temporary.
+    reader (the first statement of the block that reads it, itself or in a
+    nested block), because its operands hold the same values there (checked by
+    `_cheap_temporaries`). Nested blocks go before the block holding them and
+    later candidates before earlier ones, so a recomputation may itself read an
+    earlier recomputed temporary, also one of an enclosing block (`_t6 = t ** j`
+    in an inner loop reading the outer loop's `t`).
     """
-    cheap = _cheap_temporaries(rev.forward)
-    for block in blocks(rev.backward):
+    cheap = _cheap_temporaries(rev.forward, set(rev.norm.inputs))
+    for block in reversed(list(blocks(rev.backward))):  # nested blocks before theirs
         for stmt in list(block):  # backward order: later temporaries first
             t = written(stmt) if is_restore(stmt) else None
             if t not in cheap:
                 continue
             block.remove(stmt)
-            first = next((k for k, s in enumerate(block) if t in value_reads(s)), None)
+            first = next((k for k, s in enumerate(block)
+                          if any(t in value_reads(r) for b in blocks([s]) for r in b)), None)
             if first is not None:
                 block.insert(first, gast.copy_location(assign(t, copy.deepcopy(cheap[t])), stmt))

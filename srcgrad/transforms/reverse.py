@@ -12,8 +12,9 @@ Input: normalized code (normalize.py), active and reassigned names
   idx may be an integer array or a mask, see `activity.plain_index`). The
   elements of a display a joining call takes (`np.concatenate((a, b))`) get
   item k of the rule's cotangent each.
-  NOTE [adjoint ownership]: only a buffer made by `zeros_like` is ever
-  updated in place; optimize.py relies on this when it folds zero inits.
+  NOTE [adjoint ownership]: only a buffer made by `zeros_like` (or by
+  optimize.py's `zeros_plus`, which it folds one into) is ever updated in
+  place; optimize.py relies on this when it folds zero inits.
 - After handling an assignment to a reassigned name `v`, the backward sweep
   restores the value `v` had before: `v = restore(_tape_v, v)`; a write
   `y[i] = e` is undone by `y[i] = _tape_y_at1.pop()` (a tape per write
