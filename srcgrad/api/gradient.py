@@ -1,9 +1,14 @@
 """`GradFunction`, what `grad(f)` returns, and `show`.
 
 A `GradFunction` transforms the user's function once, when it is created
-(so unsupported syntax is reported at once), and compiles on first call. At
-each call it binds arguments like the user's function would, checks the
-arguments being differentiated, and shapes each gradient like its argument.
+(so unsupported syntax is reported at once; a warm cache index may serve the
+transformation of an earlier process, pipeline.build), and compiles on first
+call. At each call it binds arguments like the user's function would, checks
+the arguments being differentiated, and shapes each gradient like its
+argument. A call with positional arguments of plain types takes a binder made
+for this function (binding.py), which gives the same result; every other call,
+and every call the binder hands back, takes the general path here, whose
+messages say what is wrong with an argument.
 """
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ needs a real source file). The file name carries a hash of everything the
 generated text depends on: the user's source, where it lives, the options,
 srcgrad's version and the rule registry. Writes are atomic (write a temporary
 file, then `os.replace`), so concurrent processes never see half a module.
-The directory is `config.cache_dir()`.
+The directory is `config.cache_dir()`; its `index/` subdirectory holds the cache
+index (index.py), through which a new process finds a module without
+transforming the function again.
 """
 from __future__ import annotations
 
