@@ -114,3 +114,16 @@ def test_an_edited_callee_or_rebound_global_is_transformed_again(project):
     moved = source.replace("import numpy as np\n", "import numpy as np\n\n\n")
     (folder / "model.py").write_text(moved)  # lines moved: comments and messages would be off
     assert run()["stats"]["transforms"] == 1
+
+
+square, triple = (lambda x: x * x), (lambda y: 3.0 * y * y)  # one line, two functions
+
+
+def test_two_lambdas_on_one_line_are_told_apart():
+    import srcgrad
+    from srcgrad import pipeline
+    assert srcgrad.grad(square, jit=False)(2.0) == 4.0
+    hits = pipeline.STATS["index_hits"]
+    assert srcgrad.grad(triple, jit=False)(2.0) == 12.0
+    assert srcgrad.grad(square, jit=False)(2.0) == 4.0  # the index serves the same lambda
+    assert pipeline.STATS["index_hits"] == hits + 1

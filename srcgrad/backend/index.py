@@ -9,7 +9,7 @@ depends on beyond that, and what the call path needs from the transformation:
 - `functions`: the root and every user function it reaches by name (callees,
   their callees, ...; a superset of what was inlined), each with how it is
   reached (a parent and a dotted name) and its fingerprint (file name, first
-  line, source text, qualname, module, default values);
+  line, source text, qualname, module, parameter names, default values);
 - `names`: every dotted name those functions' sources read, with what it denotes
   (`describe`: data, a module, a user function, a rule, another object by type
   and name), looked up as resolve looks free names up (closure cell, globals,
@@ -72,13 +72,17 @@ def package_fingerprint() -> str:
 
 def fingerprint(func) -> str:
     """What the generated text takes from `func` itself: where it is, its source, its
-    defaults (inlined for callees). Raises Unindexable without a source."""
+    parameters (which of two lambdas on one line it is), its defaults (inlined for
+    callees). Raises Unindexable without a source."""
     try:
         lines, first = inspect.getsourcelines(func)
     except (OSError, TypeError):
         raise Unindexable(func) from None
-    blob = json.dumps([func.__code__.co_filename, first, "".join(lines), func.__qualname__,
-                       func.__module__, repr(func.__defaults__), repr(func.__kwdefaults__)])
+    code = func.__code__
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    blob = json.dumps([code.co_filename, first, code.co_firstlineno, "".join(lines),
+                       func.__qualname__, func.__module__, params, repr(func.__defaults__),
+                       repr(func.__kwdefaults__)])
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
