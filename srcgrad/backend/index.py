@@ -2,8 +2,8 @@
 srcgrad's passes again (issue 14).
 
 After a transformation, `save` writes an index entry under a key computed from the
-function alone (`lookup_key`: srcgrad's own sources, the Python version, the mode,
-`wrt` and the function's fingerprint). An entry records what the generated text
+function alone (`lookup_key`: srcgrad's own sources, the versions of Python, NumPy,
+gast and astor, the mode, `wrt` and the function's fingerprint). An entry records what the generated text
 depends on beyond that, and what the call path needs from the transformation:
 
 - `functions`: the root and every user function it reaches by name (callees,
@@ -70,6 +70,15 @@ def package_fingerprint() -> str:
     return digest.hexdigest()[:20]
 
 
+@functools.lru_cache(maxsize=1)
+def _versions() -> list:
+    """Python's and the libraries' versions the generated text may depend on."""
+    import astor
+    import gast
+    return [list(sys.version_info[:2]), np.__version__, getattr(gast, "__version__", "?"),
+            getattr(astor, "__version__", "?")]
+
+
 def fingerprint(func) -> str:
     """What the generated text takes from `func` itself: where it is, its source, its
     parameters (which of two lambdas on one line it is), its defaults (inlined for
@@ -87,8 +96,8 @@ def fingerprint(func) -> str:
 
 
 def lookup_key(func, wrt, mode: str) -> str:
-    blob = json.dumps([_FORMAT, __version__, package_fingerprint(), sys.version_info[:2],
-                       mode, list(wrt), fingerprint(func)])
+    blob = json.dumps([_FORMAT, __version__, package_fingerprint(), _versions(), mode,
+                       list(wrt), fingerprint(func)])
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
