@@ -165,3 +165,20 @@ def test_another_monitoring_tool_keeps_its_events():
         monitoring.set_local_events(tool, branchy.__code__, 0)
         monitoring.register_callback(tool, monitoring.events.LINE, None)
         monitoring.free_tool_id(tool)
+
+
+def starts_a_tracer(x, v, tracer):
+    with srcgrad.GradientTape():
+        if x > 0.0:
+            v = v * 2.0
+        sys.settrace(tracer)  # a debugger started inside the block
+    return sys.gettrace()
+
+
+def test_a_tracer_started_inside_a_block_stays():
+    def tracer(frame, event, arg):
+        return None
+    try:
+        assert starts_a_tracer(1.0, 2.0, tracer) is tracer
+    finally:
+        sys.settrace(None)

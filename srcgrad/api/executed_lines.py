@@ -56,9 +56,9 @@ def _start_settrace(tape) -> None:
 
 def _stop_settrace(tape) -> None:
     _RECORDING.remove(tape)
-    if not any(t._frame is tape._frame for t in _RECORDING):
+    if not any(t._frame is tape._frame for t in _RECORDING) and tape._frame.f_trace is _lines:
         tape._frame.f_trace = None
-    if not _RECORDING:
+    if not _RECORDING and sys.gettrace() is _no_calls:  # a debugger started meanwhile stays
         sys.settrace(None)
 
 
