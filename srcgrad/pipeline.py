@@ -185,7 +185,7 @@ def _from_index(func, wrt: list[str], jit: bool, mode: str) -> Program | None:
     compiled = Compiled(module, record["function"], record["helpers"], hit.path, line_map,
                         record["describe"], jit=jit)
     resolved = index.WarmResolved(func, record["data_globals"], hit.global_sources(),
-                                  lambda: transform(func, wrt, mode)[0])
+                                  lambda: transform(func, wrt, mode)[0], record.get("tree_name"))
     emitted = Emitted(hit.source, record["function"], record["helpers"], line_map)
     STATS["index_hits"] += 1
     return Program(resolved, emitted, hit.path, compiled, record["mutated_inputs"])

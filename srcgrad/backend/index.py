@@ -221,6 +221,7 @@ def entry(root, resolved, emitted, path, mutated, describe_text) -> dict:
         "line_map": {str(k): v for k, v in emitted.line_map.items()},
         "describe": describe_text,
         "data_globals": list(resolved.data_globals),
+        "tree_name": resolved.tree.name,
         "global_sources": {n: [_index_of(functions, f), name]
                            for n, (f, name) in resolved.global_sources.items()},
         "namespace": {n: _recipe(functions, n, obj) for n, obj in resolved.namespace.items()},
@@ -348,19 +349,38 @@ class WarmResolved:
     from an index entry. Anything else (the trees, for an error's location) comes from
     transforming the function after all, once, when first asked for."""
 
-    def __init__(self, root, data_globals: list, global_sources: dict, transform):
+    def __init__(self, root, data_globals: list, global_sources: dict, transform,
+                 tree_name: str | None = None):
         self.data_globals = data_globals
         self.global_sources = global_sources
         self._root, self._transform, self._full = root, transform, None
+        if tree_name is not None:  # `resolved.tree.name` without transforming
+            self.tree = _Tree(tree_name, self)
 
     def read_globals(self) -> list:
         """Current values of `data_globals`, as the user's functions would see them now."""
         return [_lookup(*self.global_sources.get(name, (self._root, name)))[1]
                 for name in self.data_globals]
 
+    def full(self):
+        """The `Resolved` of transforming the function after all (once)."""
+        if self._full is None:
+            self._full = self._transform()
+        return self._full
+
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-        if self._full is None:
-            self._full = self._transform()
-        return getattr(self._full, name)
+        return getattr(self.full(), name)
+
+
+class _Tree:
+    """The generated function's name; any other attribute of the tree by transforming."""
+
+    def __init__(self, name: str, owner: WarmResolved):
+        self.name, self._owner = name, owner
+
+    def __getattr__(self, attr):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(self._owner.full().tree, attr)
