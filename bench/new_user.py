@@ -23,9 +23,11 @@ Timing: every callable is called once first (its "first call": building and
 compiling the gradient, tracing and compiling for JAX), then all of them are
 called in turn, round after round, so a burst of load on the shared machine
 hits all of them; each sample repeats a call enough times to last about 2 ms;
-medians are reported. Timings run with glibc's default malloc, as a user's
-process would (a fixed MALLOC_MMAP_THRESHOLD_ makes every large temporary a
-fresh mmap whose page faults cost more than the arithmetic on this VM). Peak
+medians are reported. Timings run with glibc's thresholds fixed where its
+adaptive ones settle after a few calls (`measure.steady_allocator`, as the
+suite's workers do): with the defaults, large tapes were sometimes mapped and
+page-faulted afresh at every call (pendulum: 4.3x instead of 1.6x), and a
+fixed MALLOC_MMAP_THRESHOLD_ of 64 KiB does that to every large temporary. Peak
 memory is measured afterwards in a child process started with that
 threshold fixed: the resident-set growth during one call of each gradient
 (bench/measure.py: the kernel's high-water mark reset just before the call).
@@ -446,7 +448,7 @@ def header(mode_name, mode, seconds, load) -> str:
             "srcgrad / JAX: srcgrad's gradient time over jax.jit(jax.grad(f)) (below 1 means "
             "srcgrad is faster); peak: resident-set growth during one gradient call (under "
             "about 1 MiB is noise; measured in a second process with MALLOC_MMAP_THRESHOLD_ "
-            "fixed, timings with the default malloc); first call: building and compiling the "
+            "fixed, timings with glibc's thresholds at their steady state); first call: building and compiling the "
             "gradient plus its first call (srcgrad: transformation + numba, with an empty "
             "cache; JAX: tracing + XLA); check: srcgrad's gradient against JAX's and the "
             "hand-written adjoint's, "
@@ -464,6 +466,8 @@ def main():
     opts = parser.parse_args()
     if opts.pin is not None:
         os.sched_setaffinity(0, {opts.pin})
+    if not opts.peaks_json:
+        measure.steady_allocator()  # as the suite's workers time (bench/measure.py)
     mode_name = "quick" if opts.quick else "full"
     mode = MODES[mode_name]
 

@@ -90,38 +90,7 @@ def _cheap_temporaries(forward: list, inputs) -> dict:
     taken through chains of recomputations (a fixed point: dropping `u`
     shortens `t`'s uses, never lengthens them).
     """
-    mentions, stores = {}, {}
-    for stmt in forward:  # walking the outermost statements visits nested ones too
-        for n in gast.walk(stmt):
-            if isinstance(n, gast.Name):
-                mentions[n.id] = mentions.get(n.id, 0) + 1
-                if isinstance(n.ctx, gast.Store):
-                    stores[n.id] = stores.get(n.id, 0) + 1
-    written_into = {written(s) for b in blocks(forward) for s in b
-                    if written(s) is not None and not (
-                        isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name))}
-    written_into |= {s.value.func.value.id for b in blocks(forward) for s in b if is_append(s)}
-    candidates = {}  # t -> (block, index of its assignment, value, last direct user)
-    for block in blocks(forward):
-        for k, stmt in enumerate(block):
-            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
-                continue
-            t = stmt.targets[0].id
-            if t in written_into or not (_TEMP.match(t) or stores[t] == 1 and t not in inputs):
-                continue  # (a write into t would be lost: recomputing gives the value before it)
-            value = stmt.value
-            read = (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
-                    and value.value.id not in written_into)
-            shape = (isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name)
-                     and value.attr in _SHAPES)
-            if not (read or shape or isinstance(value, gast.UnaryOp) or (
-                    isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult))):
-                continue
-            users = [j for j in range(k, len(block)) if _mentions(block[j], t)]
-            local = sum(sum(1 for n in gast.walk(block[j]) if isinstance(n, gast.Name)
-                            and n.id == t) for j in users)
-            if local == mentions[t]:
-                candidates[t] = (block, k, value, users[-1])
+    candidates = _candidates(forward, inputs)
     cheap = set(candidates)
     while True:
         def last_use(t, seen=()):
@@ -138,6 +107,49 @@ def _cheap_temporaries(forward: list, inputs) -> dict:
         if not bad:
             return {t: candidates[t][2] for t in cheap}
         cheap -= bad
+
+
+def _is_cheap(value, written_into) -> bool:
+    """One operation worth recomputing: `a op b` (no @), `-a`, `a[i]` of an array nothing
+    writes into, `a.shape`."""
+    if isinstance(value, gast.Subscript):
+        return isinstance(value.value, gast.Name) and value.value.id not in written_into
+    if isinstance(value, gast.Attribute):
+        return isinstance(value.value, gast.Name) and value.attr in _SHAPES
+    return isinstance(value, gast.UnaryOp) or (
+        isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult))
+
+
+def _candidates(forward: list, inputs) -> dict:
+    """t -> (its block, index of its assignment, value, index of its last direct user), for
+    names assigned once, cheaply, and used only after that assignment in its block."""
+    mentions, stores = {}, {}
+    for stmt in forward:  # walking the outermost statements visits nested ones too
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name):
+                mentions[n.id] = mentions.get(n.id, 0) + 1
+                if isinstance(n.ctx, gast.Store):
+                    stores[n.id] = stores.get(n.id, 0) + 1
+    written_into = {written(s) for b in blocks(forward) for s in b
+                    if written(s) is not None and not (
+                        isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name))}
+    written_into |= {s.value.func.value.id for b in blocks(forward) for s in b if is_append(s)}
+    candidates = {}
+    for block in blocks(forward):
+        for k, stmt in enumerate(block):
+            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+                continue
+            t = stmt.targets[0].id
+            if t in written_into or not (_TEMP.match(t) or stores[t] == 1 and t not in inputs):
+                continue  # (a write into t would be lost: recomputing gives the value before it)
+            if not _is_cheap(stmt.value, written_into):
+                continue
+            users = [j for j in range(k, len(block)) if _mentions(block[j], t)]
+            local = sum(sum(1 for n in gast.walk(block[j]) if isinstance(n, gast.Name)
+                            and n.id == t) for j in users)
+            if local == mentions[t]:
+                candidates[t] = (block, k, stmt.value, users[-1])
+    return candidates
 
 
 def rematerialize(rev: Reversed) -> None:
