@@ -68,8 +68,8 @@ def lstm_objective(main_params, extra_params, state, sequence):
             w = main_params[2 * layer]
             bias = main_params[2 * layer + 1]
             h = hidden[layer]
-            c_prev = cell[layer]  # named: `cell[layer] * forget` inline gives a wrong
-            #                       gradient in srcgrad 0.1.0 (bench/README.md, "srcgrad issues")
+            c_prev = cell[layer]  # (named once to work around a srcgrad bug, fixed since:
+            #                       bench/README.md, "srcgrad issues")
             forget = sigmoid(inp * w[:b] + bias[:b])
             ingate = sigmoid(h * w[b:2 * b] + bias[b:2 * b])
             outgate = sigmoid(inp * w[2 * b:3 * b] + bias[2 * b:3 * b])
