@@ -61,6 +61,7 @@ import numpy as np  # noqa: E402
 
 from bench import measure  # noqa: E402
 from bench.common import TOLERANCE, flat, mismatch, njit_with  # noqa: E402
+from bench.report import fmt_time  # noqa: E402
 
 MODES = {  # rounds of every callable per problem: at least min, at most max, within budget s
     "quick": {"min_rounds": 5, "max_rounds": 31, "budget": 2.0},
@@ -382,18 +383,6 @@ def peaks_in_child(names) -> dict:
 
 
 # ---- report ----------------------------------------------------------------------------------
-
-def fmt_time(seconds):
-    if seconds is None:
-        return "-"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f} us"
-    if seconds < 0.1:
-        return f"{seconds * 1e3:.2f} ms"
-    if seconds < 1.0:
-        return f"{seconds * 1e3:.0f} ms"
-    return f"{seconds:.2f} s"
-
 
 def fmt_mib(value):
     return "-" if value is None else f"{value / 2 ** 20:.1f}"

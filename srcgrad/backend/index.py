@@ -32,7 +32,6 @@ with a transformation: it only skips the transformation.
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
 import hashlib
 import inspect
@@ -47,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import __version__, cache_dir
-from ..frontend.resolve import is_user_function
+from ..frontend.resolve import current_values, free_value, is_user_function
 from ..rules import lookup
 
 _FORMAT = 1  # of an entry
@@ -103,23 +102,8 @@ def lookup_key(func, wrt, mode: str) -> str:
 
 # ---- what a name denotes ---------------------------------------------------------------
 
-def _lookup(func, name):
-    """(found, value) for a free name of `func`: closure cell, then globals, then builtins."""
-    code = func.__code__
-    if name in code.co_freevars and func.__closure__:
-        try:
-            return True, func.__closure__[code.co_freevars.index(name)].cell_contents
-        except ValueError:
-            return False, None
-    if name in func.__globals__:
-        return True, func.__globals__[name]
-    if hasattr(builtins, name):
-        return True, getattr(builtins, name)
-    return False, None
-
-
 def _value(func, chain):
-    found, value = _lookup(func, chain[0])
+    found, value = free_value(func, chain[0])
     if not found:
         return False, None
     for attr in chain[1:]:
@@ -251,7 +235,7 @@ def _index_of(functions, func) -> int:
 def _recipe(functions, name, obj) -> int:
     """Which function reads `obj` as `name` (the namespace is rebuilt from those reads)."""
     for k, func in enumerate(functions):
-        found, value = _lookup(func, name)
+        found, value = free_value(func, name)
         if found and value is obj:
             return k
     raise Unindexable(obj)
@@ -287,7 +271,7 @@ class Hit:
         self.record, self.functions, self.path, self.source = record, functions, path, source
 
     def namespace(self) -> dict:
-        return {n: _lookup(self.functions[k], n)[1] for n, k in self.record["namespace"].items()}
+        return {n: free_value(self.functions[k], n)[1] for n, k in self.record["namespace"].items()}
 
     def global_sources(self) -> dict:
         return {n: (self.functions[k], name)
@@ -359,8 +343,7 @@ class WarmResolved:
 
     def read_globals(self) -> list:
         """Current values of `data_globals`, as the user's functions would see them now."""
-        return [_lookup(*self.global_sources.get(name, (self._root, name)))[1]
-                for name in self.data_globals]
+        return current_values(self._root, self.data_globals, self.global_sources)
 
     def full(self):
         """The `Resolved` of transforming the function after all (once)."""

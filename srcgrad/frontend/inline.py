@@ -34,7 +34,8 @@ class Inliner:
         if isinstance(callee, Recursive):
             return self.call_recursive(callee, values)
         k = self.copies[callee.name] = self.copies.get(callee.name, 0) + 1
-        shared = self.shared_parameters(callee, values)
+        written = written_into(callee.body)  # the callee's own names
+        shared = self.shared_parameters(callee, values, written)
         rename = {n: f"{n}__{callee.name}{k}" for n in callee.locals if n not in shared}
         self.names.inlined.update({new: (n, callee.name) for n, new in rename.items()})
         rename.update(shared)
@@ -47,10 +48,10 @@ class Inliner:
                     node.srcgrad_user_name = node.id  # messages spell it as the callee does
                 node.id = rename[node.id]
         nested = len(self.blocks) > 1  # in a loop or branch: no SSA names for this copy
+        body_written = written_into(body)  # the copy's names
         self.unversioned |= {rename[n] for n in rename if n not in shared} if nested else (
-            nested_stores(body) | written_into(body))
-        self.mutated |= written_into(body)
-        written = written_into(callee.body)  # the callee's own names
+            nested_stores(body) | body_written)
+        self.mutated |= body_written
         where = self.where
         for param, value in zip(callee.params, values):
             if param not in shared:
@@ -66,7 +67,7 @@ class Inliner:
         self.where = where
         return result
 
-    def shared_parameters(self, callee, values) -> dict[str, str]:
+    def shared_parameters(self, callee, values, written: set[str]) -> dict[str, str]:
         """Parameters the copy reads as the caller's own name: param -> the caller's name.
 
         Sound where the copy can only read the parameter: the callee never
@@ -78,7 +79,6 @@ class Inliner:
         """
         assigned = {n.id for stmt in callee.body for n in gast.walk(stmt)
                     if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
-        written = written_into(callee.body)
         return {param: value.id for param, value in zip(callee.params, values)
                 if isinstance(value, gast.Name) and not value.id.startswith("_")
                 and param not in assigned and param not in written

@@ -62,8 +62,7 @@ class Resolved:
 
     def read_globals(self) -> list:
         """Current values of `data_globals`, as the user's functions would see them now."""
-        return [_lookup(*self.global_sources.get(name, (self.parsed.func, name)))[1]
-                for name in self.data_globals]
+        return current_values(self.parsed.func, self.data_globals, self.global_sources)
 
 
 def is_user_function(obj) -> bool:
@@ -78,7 +77,13 @@ def _is_data(value) -> bool:
     return isinstance(value, _DATA) or getattr(type(value), "srcgrad_data", False)
 
 
-def _lookup(func, name):
+def current_values(func, data_globals: list, global_sources: dict) -> list:
+    """The values `data_globals` have now: each read where `global_sources` says (a callee's
+    free name), else as a free name of `func`."""
+    return [free_value(*global_sources.get(name, (func, name)))[1] for name in data_globals]
+
+
+def free_value(func, name):
     """(found, value) for a free name: closure cell, then globals, then builtins."""
     code = func.__code__
     if name in code.co_freevars and func.__closure__:
@@ -125,7 +130,7 @@ class _Resolver(gast.NodeTransformer):
         if parts is None or parts[0] in self.locals:
             return None
         root = parts[0]
-        found, first = _lookup(self.parsed.func, root)
+        found, first = free_value(self.parsed.func, root)
         if not found:
             self.fail(node, f"name {root!r} is not defined")
         if _is_data(first):
@@ -151,7 +156,7 @@ class _Resolver(gast.NodeTransformer):
             self.fail(node, f"using the function {node.id!r} as a value", syntax=True)
         if node.id in self.locals or not isinstance(node.ctx, gast.Load):
             return node
-        found, value = _lookup(self.parsed.func, node.id)
+        found, value = free_value(self.parsed.func, node.id)
         if not found:
             self.fail(node, f"name {node.id!r} is not defined")
         if _is_data(value):

@@ -76,18 +76,20 @@ def _mentions(stmt, var: str) -> bool:
     return any(isinstance(n, gast.Name) and n.id == var for n in gast.walk(stmt))
 
 
-def _is_zero_init(stmt) -> bool:
+def _is_adjoint_from(stmt, helper: str) -> bool:
+    """Whether `stmt` is `_adj_v = helper(...)`."""
     v = getattr(stmt, "value", None)
     return (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
             and stmt.targets[0].id.startswith("_adj_") and isinstance(v, gast.Call)
-            and isinstance(v.func, gast.Name) and v.func.id == "zeros_like")
+            and isinstance(v.func, gast.Name) and v.func.id == helper)
+
+
+def _is_zero_init(stmt) -> bool:
+    return _is_adjoint_from(stmt, "zeros_like")
 
 
 def _is_zeros_plus(stmt) -> bool:
-    v = getattr(stmt, "value", None)
-    return (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-            and stmt.targets[0].id.startswith("_adj_") and isinstance(v, gast.Call)
-            and isinstance(v.func, gast.Name) and v.func.id == "zeros_plus")
+    return _is_adjoint_from(stmt, "zeros_plus")
 
 
 def _in_place(backward) -> set[str]:
