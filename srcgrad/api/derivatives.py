@@ -2,16 +2,15 @@
 over srcgrad's generated code.
 
 - `grad(f)` is a `GradFunction` (gradient.py); `grad` of a gradient is a
-  `NestedGrad`.
+  `NestedGrad` (second_order.py).
 - `jvp` runs the forward-mode transformation (`f__jvp`), `vjp` the reverse
   mode seeded by a cotangent (`f__vjp`, plus `f__value` for the value).
 - `jacfwd` is one `jvp` per input element, `jacrev` one `vjp` per output
-  element.
-- Higher derivatives transform generated code again: the forward
-  transformation of `f__jvp` (itself a Python function in the cache) gives
-  second directional derivatives, so `hessian` and `grad(grad(f))` are
-  forward over forward, compiled like everything else, never finite
-  differences.
+  element; with `sparse=True`, one per color of the detected sparsity pattern
+  (sparsity.py), returned as a scipy.sparse matrix.
+- `hvp` and `hessian` are reverse over forward (second_order.py): one Hessian-vector
+  product per column. `jacfwd`/`jacrev` of a gradient or of a Jacobian is the
+  second derivative (`second_order.second_derivative`).
 
 Each (function, wrt, mode, jit) is transformed once per process (programs.py).
 """
@@ -22,33 +21,11 @@ import inspect
 
 import numpy as np
 
-from .gradient import GradFunction, _check_differentiable, _plain, _wrt_names, prepare_inputs
+from .gradient import GradFunction, _plain, _wrt_names, prepare_inputs
 from .programs import cached_program
-
-def _is_float(value) -> bool:
-    try:
-        _check_differentiable("x", value)
-    except TypeError:
-        return False
-    return True
-
-
-def _tree(value):
-    """0-d arrays to floats, through tuples."""
-    if isinstance(value, tuple):
-        return tuple(_tree(v) for v in value)
-    return _plain(value)
-
-
-def _like(value, template, what: str):
-    """`value` as a float or float64 array of `template`'s shape, or ValueError."""
-    if np.shape(value) != np.shape(template):
-        raise ValueError(f"{what} has shape {np.shape(value)}, but it must have the shape "
-                         f"{np.shape(template)} of the value it goes with")
-    if np.ndim(template) == 0:
-        return float(value)
-    return np.array(value, dtype=np.float64)  # a copy: forward code may write into it
-
+from .second_order import HessianVectorProduct, NestedGrad, hessian_function, second_derivative
+from .shaping import basis, is_float, like, shaped, tree, zeros_of
+from . import sparsity
 
 def _positional(func, primals, what: str):
     if not isinstance(primals, tuple):
@@ -71,13 +48,13 @@ def jvp(func, primals, tangents, *, jit=True):
     params = _positional(func, primals, "primals")
     if not isinstance(tangents, tuple) or len(tangents) != len(primals):
         raise TypeError("tangents must be a tuple with one tangent per primal")
-    wrt = [params[k] for k, p in enumerate(primals) if _is_float(p)]
+    wrt = [params[k] for k, p in enumerate(primals) if is_float(p)]
     program = cached_program(func, wrt, "forward", jit)
     _, inputs = prepare_inputs(program, inspect.signature(func), wrt, primals, {})
-    tans = [_like(tangents[params.index(w)], primals[params.index(w)], f"the tangent of {w!r}")
+    tans = [like(tangents[params.index(w)], primals[params.index(w)], f"the tangent of {w!r}")
             for w in wrt]
     out, tangent_out = program.compiled(*inputs, *tans)
-    return _tree(out), _tree(tangent_out)
+    return tree(out), tree(tangent_out)
 
 
 def vjp(func, *primals, jit=True):
@@ -86,21 +63,21 @@ def vjp(func, *primals, jit=True):
     `vjp_fn` may be called any number of times; integer arguments get `None`.
     """
     params = _positional(func, primals, "primals")
-    wrt = [params[k] for k, p in enumerate(primals) if _is_float(p)]
+    wrt = [params[k] for k, p in enumerate(primals) if is_float(p)]
     program = cached_program(func, wrt, "vjp", jit)
     signature = inspect.signature(func)
     _, inputs = prepare_inputs(program, signature, wrt, primals, {})
-    out = _tree(program.compiled.call_helper(_value_name(program), *inputs))
+    out = tree(program.compiled.call_helper(_value_name(program), *inputs))
 
     def vjp_fn(cotangent):
         if isinstance(out, tuple):
             raise TypeError(f"{func.__qualname__} returns a tuple; srcgrad.vjp differentiates "
                             "functions returning one value")
-        ct = _like(cotangent, out, "the cotangent")
+        ct = like(cotangent, out, "the cotangent")
         _, fresh = prepare_inputs(program, signature, wrt, primals, {})
         _, grads = program.compiled(*fresh, ct)
         by_name = dict(zip(wrt, grads))
-        return tuple(_shaped(by_name[params[k]], p) if params[k] in by_name else None
+        return tuple(shaped(by_name[params[k]], p) if params[k] in by_name else None
                      for k, p in enumerate(primals))
     return out, vjp_fn
 
@@ -110,42 +87,13 @@ def _value_name(program) -> str:
     return f"{program.resolved.tree.name}__value"
 
 
-def _shaped(grad, arg):
-    return float(grad) if np.ndim(arg) == 0 else np.asarray(grad, dtype=np.float64).reshape(
-        np.shape(arg))
-
-
-def _basis(shape):
-    """Unit vectors e_k of `shape` (floats for scalars), in C order."""
-    size = int(np.prod(shape))
-    for k in range(size):
-        e = np.zeros(size)
-        e[k] = 1.0
-        yield float(e[0]) if shape == () else e.reshape(shape)
-
-
-def _jacobian_maker(func, wrt, jit, which):
-    names, many = _wrt_names(func, wrt)
-    signature = inspect.signature(func)
-
-    @functools.wraps(func)
-    def jacobian(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        jacs = tuple(which(func, signature, names, name, bound, args, kwargs, jit)
-                     for name in names)
-        return jacs if many else jacs[0]
-    return jacobian
-
-
 def _forward_columns(func, signature, names, name, bound, args, kwargs, jit):
     program = cached_program(func, names, "forward", jit)
     x = bound.arguments[name]
     columns, out = [], None
-    for e in _basis(np.shape(x)):
+    for e in basis(np.shape(x)):
         _, inputs = prepare_inputs(program, signature, names, args, kwargs)
-        tans = [e if n == name else np.zeros_like(bound.arguments[n], dtype=np.float64)
-                if np.ndim(bound.arguments[n]) else 0.0 for n in names]
+        tans = [e if n == name else zeros_of(bound.arguments[n]) for n in names]
         out, tangent = program.compiled(*inputs, *tans)
         columns.append(np.asarray(tangent, dtype=np.float64))
     if not columns:
@@ -158,7 +106,7 @@ def _reverse_rows(func, signature, names, name, bound, args, kwargs, jit):
     _, inputs = prepare_inputs(program, signature, names, args, kwargs)
     out = program.compiled.call_helper(_value_name(program), *inputs)
     rows = []
-    for e in _basis(np.shape(out)):
+    for e in basis(np.shape(out)):
         _, inputs = prepare_inputs(program, signature, names, args, kwargs)
         _, grads = program.compiled(*inputs, e)
         rows.append(np.asarray(grads[names.index(name)], dtype=np.float64))
@@ -166,116 +114,88 @@ def _reverse_rows(func, signature, names, name, bound, args, kwargs, jit):
     return _plain(np.stack(rows).reshape(np.shape(out) + np.shape(x)))
 
 
-def jacfwd(func, wrt=0, *, jit=True):
-    """A function giving the Jacobian of `func` with respect to `wrt` by forward mode.
+class Jacobian:
+    """What `jacfwd` and `jacrev` return: a function giving the Jacobian (`out.shape +
+    arg.shape`, a tuple of them for a tuple `wrt`), or with `sparse=True` a
+    scipy.sparse matrix (out.size x arg.size) from one product per color."""
 
-    Its shape is `out.shape + arg.shape`; a tuple `wrt` gives a tuple of Jacobians.
-    `jacfwd(srcgrad.grad(f))` is the Hessian of f.
-    """
-    if isinstance(func, GradFunction):
-        return hessian(func.__wrapped__, _same_wrt(func, wrt), jit=jit)
-    return _jacobian_maker(func, wrt, jit, _forward_columns)
+    def __init__(self, func, wrt, jit, mode, sparse):
+        self.func, self.wrt, self.jit, self.mode, self.sparse = func, wrt, jit, mode, sparse
+        self.names, self.many = _wrt_names(func, wrt)
+        if sparse and self.many:
+            raise NotImplementedError("sparse=True takes one argument position or name")
+        self._signature = inspect.signature(func)
+        functools.update_wrapper(self, func)
+
+    def __call__(self, *args, **kwargs):
+        if self.sparse:
+            return sparsity.sparse_jacobian(self.func, self.names[0], self.mode, self.jit,
+                                            args, kwargs)
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        which = _forward_columns if self.mode == "forward" else _reverse_rows
+        jacs = tuple(which(self.func, self._signature, self.names, name, bound, args, kwargs,
+                           self.jit) for name in self.names)
+        return jacs if self.many else jacs[0]
+
+    def __repr__(self):
+        how = "forward" if self.mode == "forward" else "reverse"
+        return f"<srcgrad Jacobian ({how} mode) of {self.func.__qualname__} wrt {self.wrt!r}>"
 
 
-def jacrev(func, wrt=0, *, jit=True):
-    """A function giving the Jacobian of `func` with respect to `wrt` by reverse mode.
-
-    Its shape is `out.shape + arg.shape`; a tuple `wrt` gives a tuple of Jacobians.
-    """
-    if isinstance(func, GradFunction):
-        return hessian(func.__wrapped__, _same_wrt(func, wrt), jit=jit)
-    return _jacobian_maker(func, wrt, jit, _reverse_rows)
-
-
-def _same_wrt(gradient: GradFunction, wrt):
-    names, many = _wrt_names(gradient.__wrapped__, wrt)
-    if many or gradient._many or names != gradient.wrt:
+def _second(inner, wrt, jit):
+    """The Jacobian of a derivative (`grad(f)` or a Jacobian) with respect to `wrt`."""
+    if isinstance(inner, GradFunction):
+        base, names, many = inner.__wrapped__, inner.wrt, inner._many or inner._with_value
+    else:
+        base, names, many = inner.func, inner.names, inner.many or inner.sparse
+    outer, outer_many = _wrt_names(base, wrt)
+    if many or outer_many:
         raise NotImplementedError(
-            "srcgrad computes the Jacobian of a gradient (a Hessian) with respect to the same "
-            f"single argument; got the gradient with respect to {gradient.wrt} and wrt={wrt!r}")
-    return names[0]
+            "srcgrad differentiates a derivative of one argument (without value_and_grad or "
+            f"sparse=True) with respect to one argument; got {inner!r} and wrt={wrt!r}")
+    return second_derivative(base, names[0], outer[0], jit)
 
 
-def _second_order(func, name, jit):
-    """(first-order forward program, forward transformation of its generated code)."""
-    first = cached_program(func, [name], "forward", jit)
-    return first, cached_program(first.compiled.python, [name], "forward", jit)
+def jacfwd(func, wrt=0, *, jit=True, sparse=False):
+    """The Jacobian of `func` with respect to `wrt` by forward mode (see `Jacobian`).
+
+    `jacfwd(srcgrad.grad(f))` is the Hessian of f; `jacfwd(jacrev(f))` the second
+    derivative of a vector function (`out.shape + arg.shape + arg.shape`).
+    """
+    if isinstance(func, (GradFunction, Jacobian)) and not sparse:
+        return _second(func, wrt, jit)
+    return Jacobian(func, wrt, jit, "forward", sparse)
 
 
-def hessian(func, wrt=0, *, jit=True):
+def jacrev(func, wrt=0, *, jit=True, sparse=False):
+    """The Jacobian of `func` with respect to `wrt` by reverse mode (see `Jacobian`)."""
+    if isinstance(func, (GradFunction, Jacobian)) and not sparse:
+        return _second(func, wrt, jit)
+    return Jacobian(func, wrt, jit, "vjp", sparse)
+
+
+def hvp(func, wrt=0, *, jit=True):
+    """A function `(func's arguments..., v) -> H v`: the Hessian of scalar `func` with
+    respect to `wrt` times `v`, by reverse mode over forward mode, at a small multiple
+    of the cost of one gradient."""
+    return HessianVectorProduct(func, wrt, jit=jit)
+
+
+def hessian(func, wrt=0, *, jit=True, sparse=False):
     """A function giving the Hessian of scalar `func` with respect to one argument.
 
-    Shape `arg.shape + arg.shape`. Computed by forward mode over srcgrad's own
-    forward-mode code: entry (i, j) is the second directional derivative along
-    e_i, then e_j (every entry is computed; symmetry is not imposed).
+    Shape `arg.shape + arg.shape`, from one Hessian-vector product per column
+    (symmetrised). `sparse=True`: a scipy.sparse matrix (arg.size x arg.size) from
+    one product per color of the detected sparsity pattern.
     """
     names, many = _wrt_names(func, wrt)
     if many:
         raise NotImplementedError("srcgrad.hessian takes one argument position or name")
-    name = names[0]
-    signature = inspect.signature(func)
-
-    @functools.wraps(func)
-    def hess(*args, **kwargs):
-        first, second = _second_order(func, name, jit)
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        shape = np.shape(bound.arguments[name])
-        basis = list(_basis(shape))
-        h = np.empty((len(basis), len(basis)))
-        for i, u in enumerate(basis):
-            for j, v in enumerate(basis):
-                _, inputs = prepare_inputs(first, signature, names, args, kwargs)
-                (value, _), (_, entry) = second.compiled(*inputs, u, v)
-                if np.ndim(value) != 0:
-                    raise ValueError(f"srcgrad.hessian needs a scalar function; "
-                                     f"{func.__qualname__} returned shape {np.shape(value)}")
-                h[i, j] = entry
-        return _plain(h.reshape(shape + shape))
-    return hess
-
-
-class NestedGrad:
-    """`grad(grad(f))` and deeper, for a scalar argument at each level: forward mode nested.
-
-    The k-th derivative is the k-times forward transformation of f, each level
-    differentiating the code the previous level generated, with unit tangents.
-    """
-
-    def __init__(self, inner, wrt=0, *, jit=True):
-        base = inner.base if isinstance(inner, NestedGrad) else inner.__wrapped__
-        levels = inner.levels if isinstance(inner, NestedGrad) else inner.wrt
-        if isinstance(inner, GradFunction) and (inner._many or inner._with_value):
-            raise NotImplementedError("srcgrad.grad of a gradient needs the inner gradient with "
-                                      "respect to one argument, without value_and_grad")
-        names, many = _wrt_names(base, wrt)
-        if many:
-            raise NotImplementedError("srcgrad.grad of a gradient takes one argument")
-        self.base, self.levels, self.jit = base, list(levels) + names, jit
-        self._signature = inspect.signature(base)
-        functools.update_wrapper(self, base)
-
-    def _programs(self):
-        programs = [cached_program(self.base, [self.levels[0]], "forward", self.jit)]
-        for name in self.levels[1:]:
-            programs.append(cached_program(programs[-1].compiled.python, [name], "forward", self.jit))
-        return programs
-
-    def __call__(self, *args, **kwargs):
-        programs = self._programs()
-        bound, inputs = prepare_inputs(programs[0], self._signature, sorted(set(self.levels)),
-                                       args, kwargs)
-        for name in self.levels:
-            if np.ndim(bound.arguments[name]) != 0:
-                raise TypeError(f"srcgrad.grad of a gradient needs a scalar argument {name!r}; "
-                                "for arrays use srcgrad.hessian or srcgrad.jacfwd")
-        result = programs[-1].compiled(*inputs, *([1.0] * len(self.levels)))
-        for _ in self.levels:
-            result = result[1]
-        return _plain(result)
-
-    def __repr__(self):
-        return f"<srcgrad derivative of order {len(self.levels)} of {self.base.__qualname__}>"
+    if sparse:
+        return functools.wraps(func)(lambda *args, **kwargs: sparsity.sparse_hessian(
+            func, names[0], jit, args, kwargs))
+    return hessian_function(func, names[0], jit)
 
 
 def _decorator_or_call(func, wrt, jit, with_value):
