@@ -16,9 +16,10 @@ Adding a primitive touches one rules module and nothing else.
 """
 from __future__ import annotations
 
-from .registry import (BINARY, DATA_ATTRIBUTES, METHODS, REGISTRY, REWRITTEN, UNARY, Rule,  # noqa: F401
-                       defnondiff, defrule, differentiable_params, fingerprint, lookup, spelling,
-                       table)
+from .registry import (BINARY, DATA_ATTRIBUTES, METHODS, REGISTRY, REPLACED, REWRITTEN, UNARY,  # noqa: F401
+                       Rule, defnondiff, defrule, differentiable_params, fingerprint, lookup,
+                       replacement, spelling, table)
 
 from . import arith, calls, numpy_ufuncs, reductions, linalg, einsum, shapes, joining  # noqa: E402,F401  (they register)
-from . import helpers, forward  # noqa: E402,F401  (forward rules refer to the reverse ones)
+from . import matrices, ordering, decompositions, special, everyday  # noqa: E402,F401  (issue 15)
+from . import helpers, forward, forward_more  # noqa: E402,F401  (forward rules refer to the reverse ones)

@@ -43,6 +43,9 @@ REGISTRY: dict[Any, Rule] = {}
 METHODS: dict[str, Callable] = {}
 # Functions resolve.py rewrites into helpers that have rules: spelling -> rules module.
 REWRITTEN: dict[str, str] = {"np.linalg.slogdet": "linalg"}
+# Library functions generated code calls as a runtime helper (numba compiles the helper,
+# or the helper splits a tuple result): the library callable -> (helper, how users spell it).
+REPLACED: dict[Any, tuple[Callable, str]] = {}
 # Attributes that are plain non-differentiable data (kept as attributes).
 DATA_ATTRIBUTES = frozenset({"shape", "size", "ndim", "dtype"})
 
@@ -101,6 +104,21 @@ def defnondiff(*primals) -> None:
             _register(key, Rule(symbol, fn, None))
         else:
             _register(primal, Rule(spelling(primal) or primal.__name__, primal, None))
+
+
+def replace(primal, helper: Callable, spelled: str, module: str) -> None:
+    """Generated code calls `helper` where the user calls `primal` (spelled `spelled`), and
+    the supported-function table lists it in `module`'s group."""
+    REPLACED[primal] = (helper, spelled)
+    REWRITTEN[spelled] = module
+
+
+def replacement(obj):
+    """(helper, user spelling) generated code calls instead of library callable `obj`, or None."""
+    try:
+        return REPLACED.get(obj)
+    except TypeError:
+        return None
 
 
 def lookup(key) -> Rule | None:

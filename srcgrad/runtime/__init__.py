@@ -22,6 +22,8 @@ from .joining import concatenate_grad, stack_grad, hstack_grad, vstack_grad  # n
 from .gather import add_at, check_write_index  # noqa: F401
 from .linalg import (swap_last_axes, stack_scalar, solve_transposed, solve_outer, tril_half_diag, slogdet_sign,  # noqa: F401
                      slogdet_logabs, linalg_norm_grad, einsum_operand_grad, einsum_single)
+from . import decompositions as _decompositions, effects as _effects  # noqa: E402
+from . import matrices as _matrices, ordering as _ordering, special as _special  # noqa: E402
 
 __all__ = [
     "linked",
@@ -77,3 +79,14 @@ __all__ = [
     "einsum_operand_grad",
     "einsum_single",
 ]
+
+# Helpers of the rules added for issue 15 (everyday Python and NumPy): every public
+# function of these modules.
+for _module in (_decompositions, _effects, _matrices, _ordering, _special):
+    for _name in sorted(vars(_module)):
+        _value = getattr(_module, _name)
+        if not _name.startswith("_") and callable(_value) and getattr(
+                _value, "__module__", None) == _module.__name__:
+            globals()[_name] = _value
+            __all__.append(_name)
+

@@ -1,0 +1,135 @@
+"""Helpers for the Python around the math: printing, string formatting, random generators,
+dtype conversion and arrays built from lists.
+
+None of these carries a gradient (rules/everyday.py registers them so). The
+numba twins of the text helpers run their Python form in object mode, so a
+compiled gradient prints exactly what the function prints; `new_generator`
+(np.random.default_rng) hands
+a Generator made by NumPy to compiled code (numba draws from it natively).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import objmode, types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+from ._types import is_number as _is_number
+
+
+def format_text(template, *values):
+    """`template.format(*values)`: what f-strings and str.format become."""
+    return template.format(*values)
+
+
+def format_percent(template, values):
+    """`template % values`."""
+    return template % values
+
+
+def print_values(sep, end, *values):
+    """print(*values, sep=sep, end=end)."""
+    print(*values, sep=sep, end=end)
+
+
+@overload(format_text)
+def _format_text(template, *values):
+    def impl(template, *values):
+        with objmode(out="unicode_type"):
+            out = template.format(*values)
+        return out
+    return impl
+
+
+@overload(format_percent)
+def _format_percent(template, values):
+    def impl(template, values):
+        with objmode(out="unicode_type"):
+            out = template % values
+        return out
+    return impl
+
+
+@overload(print_values)
+def _print_values(sep, end, *values):
+    def impl(sep, end, *values):
+        with objmode():
+            print(*values, sep=sep, end=end, flush=True)
+    return impl
+
+
+_GENERATOR = numba.typeof(np.random.default_rng(0))
+
+
+def new_generator(seed=None):
+    return np.random.default_rng(seed)
+
+
+@overload(new_generator)
+def _new_generator(seed=None):
+    def impl(seed=None):
+        with objmode(made=_GENERATOR):
+            made = np.random.default_rng(seed)
+        return made
+    return impl
+
+
+# --- x.astype(dtype) ------------------------------------------------------------------------
+
+def as_type(x, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+def as_type_grad(g, x, dtype):
+    """The cotangent of x.astype(dtype): g for a float dtype, zero for an integer or bool one."""
+    if not np.issubdtype(np.dtype(dtype), np.inexact):
+        return 0.0 * g
+    return g
+
+
+def _dtype_of(dtype):
+    if isinstance(dtype, types.Function) and dtype.typing_key is float:
+        return np.float64
+    if isinstance(dtype, types.Function) and dtype.typing_key is int:
+        return np.int64
+    if isinstance(dtype, types.NumberClass):
+        return dtype.dtype
+    raise TypingError(f"srcgrad compiles x.astype(...) with float, int or a NumPy type, not {dtype}")
+
+
+@overload(as_type)
+def _as_type(x, dtype):
+    target = np.dtype(str(_dtype_of(dtype)))
+    if _is_number(x):
+        return lambda x, dtype: np.array(x).astype(target)
+    return lambda x, dtype: x.astype(target)
+
+
+@overload(as_type_grad)
+def _as_type_grad(g, x, dtype):
+    exact = not np.issubdtype(np.dtype(str(_dtype_of(dtype))), np.inexact)
+    return (lambda g, x, dtype: 0.0 * g) if exact else (lambda g, x, dtype: g)
+
+
+# --- np.array(a_list): an array with one row per list item ----------------------------------
+
+def empty_rows(items):
+    """An uninitialised array shaped and typed like np.array(items)."""
+    return np.empty_like(np.array(items))
+
+
+@overload(empty_rows)
+def _empty_rows(items):
+    if not isinstance(items, types.List):
+        return None
+    item = items.dtype
+    if isinstance(item, types.Array):
+        def impl(items):
+            if len(items) == 0:
+                return np.empty((0,) + (0,) * item.ndim, item.dtype)
+            return np.empty((len(items),) + items[0].shape, item.dtype)
+        return impl
+    if _is_number(item):
+        return lambda items: np.empty(len(items), item)
+    return None
