@@ -9,7 +9,7 @@ from .config import __version__  # noqa: F401
 from .api.gradient import GradFunction, show  # noqa: E402
 from .api.derivatives import (  # noqa: E402
     NestedGrad, grad, hessian, hvp, jacfwd, jacrev, jvp, value_and_grad, vjp)
-from .rules.custom import defvjp  # noqa: E402
+from .rules.custom import defjvp, defvjp  # noqa: E402
 from .api.gradient_tape import GradientTape, UnconnectedGradients  # noqa: E402
 from .api.variables import Variable  # noqa: E402
 from .api import metrics  # noqa: E402
@@ -20,7 +20,7 @@ from .errors import (  # noqa: E402
 )
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "hvp", "show",
-           "defvjp", "stop_gradient", "GradientTape", "Variable", "metrics",
+           "defvjp", "defjvp", "stop_gradient", "GradientTape", "Variable", "metrics",
            "UnconnectedGradients", "GradFunction", "NestedGrad", "SrcgradError",
            "SrcgradSyntaxError", "MissingRuleError", "NonScalarOutputError",
            "SourceUnavailableError", "SrcgradWarning"]

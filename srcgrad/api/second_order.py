@@ -8,7 +8,8 @@
   reverse mode handles (loops, while, in-place writes, calls). A recursive f is the
   exception: its forward code calls `f__jvp_all`, which returns a (value, tangent)
   pair that reverse mode cannot differentiate yet, so its H v is n second-order JVPs
-  (forward over forward), one per element of x.
+  (forward over forward), one per element of x; so is that of a function calling a
+  callable that has a forward rule only (srcgrad.defjvp without defvjp).
 - `hessian_function` is one HVP per column, symmetrised ((H + H^T) / 2).
 - `second_derivative` is the Jacobian of a Jacobian (jacfwd(jacrev(f)) and friends):
   HVP columns for a scalar f differentiated twice by the same argument, else
@@ -29,7 +30,7 @@ import numpy as np
 
 from ..backend import cache
 from ..config import __version__
-from ..errors import NonScalarOutputError
+from ..errors import MissingRuleError, NonScalarOutputError
 from .gradient import GradFunction, _plain, _wrt_names, prepare_inputs
 from .programs import cached_program
 from .shaping import basis, shaped
@@ -114,13 +115,22 @@ class HessianVectorProduct:
         bound, inputs = prepare_inputs(first, self._signature, [self.name], fargs, kwargs)
         x = bound.arguments[self.name]
         v = self._direction(v, x)
-        if first.resolved.recursive:
+        reverse = None if first.resolved.recursive else self._reverse()
+        if reverse is None:
             return shaped(_hvp_by_second_order(self, inputs, v, np.shape(x)), x)
-        program, _, signature = reverse_over_forward(self.func, [self.name], True, self.jit)
+        program, _, signature = reverse
         _, winputs = prepare_inputs(program, signature, [self.name], (*inputs, v), {})
         value, grads = program.compiled(*winputs)
         _not_scalar(self.func, value, self.what)
         return shaped(grads[0], x)
+
+    def _reverse(self):
+        """The reverse-over-forward program, or None where reverse mode cannot go through
+        the forward code (a callable with a forward rule only, from srcgrad.defjvp)."""
+        try:
+            return reverse_over_forward(self.func, [self.name], True, self.jit)
+        except MissingRuleError:
+            return None
 
     def _direction(self, v, x):
         if np.shape(v) != np.shape(x):

@@ -25,7 +25,7 @@ def tree(value):
     """0-d arrays to floats, through tuples."""
     if isinstance(value, tuple):
         return tuple(tree(v) for v in value)
-    return _plain(value)
+    return float(value) if isinstance(value, np.floating) else _plain(value)
 
 
 def like(value, template, what: str):

@@ -48,6 +48,7 @@ import numpy as np
 from ..config import __version__, cache_dir
 from ..frontend.resolve import current_values, free_value, is_user_function
 from ..rules import lookup
+from ..rules.forward import forward_rule
 
 _FORMAT = 1  # of an entry
 _VARIANTS = 4  # entries kept per key
@@ -143,7 +144,9 @@ def describe(found: bool, value) -> str:
     rule = lookup(value)
     if rule is not None and rule.custom:
         vjp = "none" if rule.vjp is None else _source_hash(rule.vjp)
-        return f"custom rule {rule.name} {vjp}"
+        jvp = forward_rule(rule)  # srcgrad.defjvp's rule, inlined by forward mode
+        return f"custom rule {rule.name} {vjp}" + (
+            f" {_source_hash(jvp)}" if inspect.isfunction(jvp) else "")
     kind = type(value)
     name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
     where = getattr(value, "__module__", None)

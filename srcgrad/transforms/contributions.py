@@ -66,6 +66,8 @@ class Contributions:
         args, keywords = rule_arguments(value)
         if rule is None:
             raise _missing_rule(self.norm, value, stmt)
+        if hasattr(rule.vjp, "srcgrad_no_reverse"):  # srcgrad.defjvp alone: no reverse rule
+            raise MissingRuleError(rule.vjp.srcgrad_no_reverse, self.parsed.loc(stmt))
         try:
             stmts, cotangents = instantiate(rule, g, name(target), args, keywords, self.fresh,
                                             self.norm.resolved.namespace)

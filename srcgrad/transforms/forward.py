@@ -199,12 +199,9 @@ class _Forward:
         rule = operation_rule(value, self.norm)
         kind = forward_rule(rule) if rule is not None and rule.vjp is not None else None
         if rule is None or rule.vjp is None or kind is None:
-            what = rule.name if rule is not None else "this call"
             if rule is not None and rule.vjp is None:  # no gradient: a zero tangent
                 return [assign(self.tan(var), call("zeros_like", name(var)))]
-            raise MissingRuleError(
-                f"srcgrad has no forward-mode rule for {what}; reverse mode (srcgrad.grad, "
-                "srcgrad.vjp, srcgrad.jacrev) differentiates it", self.parsed.loc(stmt))
+            raise MissingRuleError(_no_forward_rule(rule), self.parsed.loc(stmt))
         args, keywords = rule_arguments(value)
         namespace = self.norm.resolved.namespace
         passed = bind(rule.vjp, None, None, *args, **keywords)
@@ -226,6 +223,10 @@ class _Forward:
             tangents = [self.tangent_or_zero(passed[p]) for p in differentiable_params(rule.vjp)]
             jpassed = bind(kind, *tangents, name(var), *args, **keywords)
             body, expr = inline(kind, jpassed, self.fresh, namespace, "forward rule")
+            if rule.custom:
+                message = (f"{self.parsed.loc(stmt)}: the custom forward rule {kind.__qualname__}"
+                           f" for {rule.name} returned a tangent with the wrong shape")
+                expr = call("check_cotangent", expr, name(var), const(message))
             stmts, terms = body, [expr]
         if not terms:
             return [assign(self.tan(var), call("zeros_like", name(var)))]
@@ -255,6 +256,23 @@ class _Forward:
             out.append(assign(self.tan(var), gast.Subscript(value=name(both), slice=const(1),
                                                             ctx=gast.Load())))
         return [gast.copy_location(s, stmt) for s in out]
+
+
+def _no_forward_rule(rule) -> str:
+    if rule is None:
+        return ("srcgrad has no forward-mode rule for this call; reverse mode (srcgrad.grad, "
+                "srcgrad.vjp, srcgrad.jacrev) differentiates it")
+    if not rule.custom:
+        return (f"srcgrad has no forward-mode rule for {rule.name}; reverse mode (srcgrad.grad, "
+                "srcgrad.vjp, srcgrad.jacrev) differentiates it")
+    short = rule.name.split(".")[-1]
+    params = differentiable_params(rule.vjp)
+    return (f"srcgrad has no forward-mode rule for {rule.name}: it has a reverse rule only "
+            f"({rule.vjp.__qualname__}, from srcgrad.defvjp). Forward mode (jvp, jacfwd) and "
+            f"second derivatives (hvp, hessian, grad of a gradient) need one: add it with "
+            f"@srcgrad.defjvp({short}), a function {short}_jvp("
+            f"{', '.join('t_' + p for p in params)}, ans, {', '.join(params)}) returning the "
+            "tangent of the result")
 
 
 def forward(norm: Normalized, activity: Activity, wrt: list[str]) -> Forwarded:
