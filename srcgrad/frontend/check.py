@@ -35,6 +35,8 @@ _STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Ex
 _EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Call, gast.Attribute, gast.Subscript,
                 gast.Name, gast.Constant, gast.Tuple, gast.Compare, gast.Slice, gast.keyword,
                 gast.IfExp, gast.BoolOp, gast.List,
+                # lowered by frontend/comprehensions.py (issue 15)
+                gast.ListComp, gast.GeneratorExp, gast.JoinedStr, gast.FormattedValue,
                 gast.Load, gast.Store, gast.operator, gast.unaryop, gast.cmpop, gast.boolop)
 
 _NAMES = {

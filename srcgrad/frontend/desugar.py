@@ -1,5 +1,8 @@
 """Pass 4, desugar: lower loops over sequences and early exits to a few core forms.
 
+Comprehensions, sums over sequences, arrays from lists and text are lowered
+first, to loops and helper calls (comprehensions.py).
+
 Guarantees to the next pass (the tree keeps the user's line numbers):
 - Every `for` loop is `for <name> in range(...)` and its body does not assign
   the loop variable or the names its bounds read. Loops over arrays, lists,
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 import gast
 
 from ..errors import SrcgradSyntaxError
+from .comprehensions import lower
 from .resolve import Resolved
 
 
@@ -302,6 +306,7 @@ class _Desugar:
 
 def desugar(resolved: Resolved) -> Resolved:
     tree = resolved.tree
+    lower(resolved, {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)})
     returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]
     pass_ = _Desugar(resolved)
     pass_.flags_return = not (len(returns) == 1 and returns[0] is tree.body[-1])

@@ -71,7 +71,8 @@ class Expressions:
             return gast.Compare(left=self.value(node.left), ops=node.ops,
                                 comparators=[self.value(node.comparators[0])])
         if isinstance(node, gast.Call):
-            use = self.atom if dotted_name(node.func) == "len" else self.value
+            # len(xs) and empty_rows(xs) (np.array of a list, comprehensions.py) read lists
+            use = self.atom if dotted_name(node.func) in ("len", "empty_rows") else self.value
             args = [self.call_argument(node, k, a, use) for k, a in enumerate(node.args)]
             return gast.Call(func=node.func, args=args,
                              keywords=[gast.keyword(arg=k.arg, value=self.value(k.value))

@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import SrcgradError, SrcgradSyntaxError
+from . import everyday
 from .parse import Parsed
 from ..syntax import dotted
 from ..rules import DATA_ATTRIBUTES, METHODS, lookup, spelling
@@ -186,6 +187,9 @@ class _Resolver(gast.NodeTransformer):
             return node
         static = self._static(func)
         if static is None and isinstance(func, gast.Attribute):
+            rewritten = everyday.method_call(self, node)  # "{}".format(x), rng.normal(...)
+            if rewritten is not None:
+                return rewritten
             if func.attr == "append" and isinstance(func.value, gast.Name):
                 node.args = [self.visit(a) for a in node.args]  # list.append, kept as written
                 return node
@@ -227,6 +231,9 @@ class _Resolver(gast.NodeTransformer):
     def _rewrite(self, obj, node):
         """Calls generated code spells another way (forms numba compiles, rules exist for)."""
         args, plain = node.args, not node.keywords
+        rewritten = everyday.library_call(self, obj, node)  # scipy.special, eigh, svd, ...
+        if rewritten is not None:
+            return rewritten
         if obj is np.matmul and len(args) == 2 and plain:  # numba compiles `a @ b` only
             binop = gast.BinOp(left=args[0], op=gast.MatMult(), right=args[1])
             return gast.copy_location(binop, node)

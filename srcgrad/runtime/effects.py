@@ -30,7 +30,7 @@ def format_percent(template, values):
 
 def print_values(sep, end, *values):
     """print(*values, sep=sep, end=end)."""
-    print(*values, sep=sep, end=end)
+    print(*values, sep=sep, end=end, flush=True)
 
 
 @overload(format_text)
@@ -55,7 +55,7 @@ def _format_percent(template, values):
 def _print_values(sep, end, *values):
     def impl(sep, end, *values):
         with objmode():
-            print(*values, sep=sep, end=end, flush=True)
+            print_values(sep, end, *values)
     return impl
 
 
@@ -90,17 +90,17 @@ def as_type_grad(g, x, dtype):
 
 def _dtype_of(dtype):
     if isinstance(dtype, types.Function) and dtype.typing_key is float:
-        return np.float64
+        return np.dtype(np.float64)
     if isinstance(dtype, types.Function) and dtype.typing_key is int:
-        return np.int64
+        return np.dtype(np.int64)
     if isinstance(dtype, types.NumberClass):
-        return dtype.dtype
+        return np.dtype(str(dtype.dtype))
     raise TypingError(f"srcgrad compiles x.astype(...) with float, int or a NumPy type, not {dtype}")
 
 
 @overload(as_type)
 def _as_type(x, dtype):
-    target = np.dtype(str(_dtype_of(dtype)))
+    target = _dtype_of(dtype)
     if _is_number(x):
         return lambda x, dtype: np.array(x).astype(target)
     return lambda x, dtype: x.astype(target)
@@ -108,7 +108,7 @@ def _as_type(x, dtype):
 
 @overload(as_type_grad)
 def _as_type_grad(g, x, dtype):
-    exact = not np.issubdtype(np.dtype(str(_dtype_of(dtype))), np.inexact)
+    exact = not np.issubdtype(_dtype_of(dtype), np.inexact)
     return (lambda g, x, dtype: 0.0 * g) if exact else (lambda g, x, dtype: g)
 
 
