@@ -3,7 +3,8 @@ pipeline stages to dump.
 
 Every layer may import this module; it imports nothing from srcgrad.
 - `SRCGRAD_CACHE_DIR`: the directory of generated modules (default
-  `$XDG_CACHE_HOME/srcgrad`, else `~/.cache/srcgrad`).
+  `$XDG_CACHE_HOME/srcgrad`, else `~/.cache/srcgrad`); backend/cache.py uses a
+  private temporary one instead if it is unsafe or unwritable.
 - `SRCGRAD_DUMP`: comma-separated stage names whose tree the pipeline prints to
   stderr (pipeline.py lists the stages).
 """
@@ -15,15 +16,23 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 
-def cache_dir() -> Path:
+def configured_cache_dir() -> Path:
+    """The cache directory the environment names (backend/cache.py creates and checks it)."""
     env = os.environ.get("SRCGRAD_CACHE_DIR")
     if env:
-        path = Path(env)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        path = Path(base) / "srcgrad"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "srcgrad"
+
+
+# configured directory -> the private one backend/cache.py uses instead (it was unsafe)
+REPLACED: dict[str, Path] = {}
+
+
+def cache_dir() -> Path:
+    """The cache directory in use: the configured one, unless this process replaced it."""
+    path = configured_cache_dir()
+    return REPLACED.get(str(path), path)
 
 
 def dumped_stages() -> list[str]:

@@ -22,6 +22,7 @@ LAYERS = [
     {"backend"},  # emit, cache, compile
     {"pipeline"},  # the passes in order
     {"api"},  # what users call
+    {"dask"},  # srcgrad.dask: gradients summed across a Dask cluster (imports Dask)
     {"__init__", "__main__"},
 ]
 MAX_FILE_LINES = 400

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..pipeline import build, transform
 from .binding import SLOW, fast_call
+from .pickling import reduce_call
 from .programs import gradient_by_forward_mode
 from ..errors import NonScalarOutputError
 from .variables import Variable
@@ -175,6 +176,13 @@ class GradFunction:
             "grad needs a scalar output. Reduce it to a scalar first (for example "
             "np.sum(y) or y[0]), or differentiate each output separately.",
             parsed.loc(parsed.tree.body[-1]))
+
+    def __reduce__(self):
+        """Pickles as the call that made it; f travels by value (pickling.py)."""
+        return reduce_call(GradFunction, (self.__wrapped__, tuple(self.wrt) if self._many
+                                          else self.wrt[0]),
+                           {"jit": self._program.compiled.jit, "with_value": self._with_value},
+                           seeds=[(self.__wrapped__, self.wrt, "reverse")])
 
     def __repr__(self):
         return f"<srcgrad gradient of {self.__wrapped__.__qualname__} wrt {', '.join(self.wrt)}>"

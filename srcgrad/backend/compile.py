@@ -6,6 +6,11 @@ compile it, srcgrad warns once with numba's reason and the user's line the
 failure maps to, then keeps working by running the same generated function
 as plain Python. `backend` says which one ran last ("numba" or "python").
 
+numba's cache files of the module (`.nbi`/`.nbc`, written by other processes) may
+be truncated or corrupt: a failure raised while numba loads them is not taken
+for a compilation failure. srcgrad deletes the module's cache files, warns once,
+and compiles again.
+
 A call that finds compiled code for its argument types costs numba's dispatch
 and little more: NumbaPerformanceWarnings are silenced only while numba
 compiles (around the dispatcher's `_compile_for_args`), not at every call.
@@ -40,17 +45,23 @@ class Compiled:
         self.dispatcher = _quiet(numba.njit(cache=True)(python_func)) if jit else None
         self.fallback_reason: str | None = None
         self.backend: str | None = None
+        self.jit = jit
+        self._dropped_cache = False
 
     def __call__(self, *args):
         if self.dispatcher is not None and self.fallback_reason is None:
             try:
                 result = self.dispatcher(*args)
             except NumbaError as exc:
+                if self._drop_unreadable_cache(exc):
+                    return self(*args)
                 self._fall_back(exc)
             except Exception as exc:
                 if self._compiled_for(args):
                     self.backend = "numba"  # the compiled code ran and raised
                     raise
+                if self._drop_unreadable_cache(exc):
+                    return self(*args)
                 self._fall_back(exc)  # numba itself failed while compiling (not a NumbaError)
             else:
                 self.backend = "numba"
@@ -76,9 +87,29 @@ class Compiled:
             return False
         return key in self.dispatcher.overloads
 
+    def compiled_signatures(self) -> int:
+        """How many argument types numba holds compiled code for (0 without numba)."""
+        return 0 if self.dispatcher is None else len(self.dispatcher.overloads)
+
+    def _drop_unreadable_cache(self, exc: Exception) -> bool:
+        """If `exc` came from numba reading its cache files, delete this module's (once) and
+        say so: whether to compile again."""
+        if self._dropped_cache or not _from_numba_cache(exc):
+            return False
+        self._dropped_cache = True
+        dispatchers = [self.dispatcher] + [getattr(self.module, n) for n in self.helpers]
+        deleted = _delete_cache_files(self.path, dispatchers)
+        reason = _key_line(_message(exc))
+        warnings.warn(
+            f"srcgrad: numba's cache files for the {self.describe} could not be read "
+            f"({type(exc).__name__}: {reason}); srcgrad deleted them "
+            f"({', '.join(deleted) or 'none left'}) and compiles the code again.",
+            SrcgradWarning, stacklevel=outside())
+        return True
+
     def _fall_back(self, exc: Exception) -> None:
         self.module.__dict__.update(self.helpers)  # the Python main calls Python helpers
-        reason = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
+        reason = _message(exc)
         self.fallback_reason = reason
         user_line = self.user_line(reason)
         first = _key_line(reason)
@@ -86,7 +117,7 @@ class Compiled:
         warnings.warn(
             f"srcgrad: numba could not compile the {self.describe}{where}; running it as plain "
             f"Python instead, which is slower but gives the same result. Numba said: {first}\n"
-            f"The generated code is in {self.path}.", SrcgradWarning, stacklevel=_outside())
+            f"The generated code is in {self.path}.", SrcgradWarning, stacklevel=outside())
 
     def user_line(self, reason: str):
         """The user's file:line that numba's message points at, if it names a generated line."""
@@ -112,12 +143,52 @@ def _quiet(dispatcher):
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _outside() -> int:
+def outside() -> int:
     """The `stacklevel` of the first caller outside srcgrad, for `warnings.warn` here."""
     frame, level = sys._getframe(1), 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
         frame, level = frame.f_back, level + 1
     return level
+
+
+_NUMBA_CACHING = os.path.join("numba", "core", "caching.py")
+
+
+def _from_numba_cache(exc: BaseException) -> bool:
+    """Whether `exc` (or an exception it was raised from) came out of numba's cache loading."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename.endswith(_NUMBA_CACHING):
+                return True
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _delete_cache_files(path: str, dispatchers) -> list[str]:
+    """Delete numba's index and data files of the generated module at `path`; their paths."""
+    prefix = os.path.splitext(os.path.basename(path))[0] + "."
+    folders = {os.path.join(os.path.dirname(path), "__pycache__")}
+    folders |= {d._cache._cache_path for d in dispatchers
+                if hasattr(getattr(d, "_cache", None), "_cache_path")}
+    deleted = []
+    for folder in sorted(f for f in folders if os.path.isdir(f)):
+        for name in sorted(os.listdir(folder)):
+            if name.startswith(prefix) and name.endswith((".nbi", ".nbc")):
+                try:
+                    os.unlink(os.path.join(folder, name))
+                except OSError:
+                    continue
+                deleted.append(os.path.join(folder, name))
+    return deleted
+
+
+def _message(exc: Exception) -> str:
+    """What `exc` says, without numba's terminal colours."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
 
 
 def _key_line(reason: str) -> str:

@@ -45,9 +45,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import __version__, cache_dir
+from ..config import __version__
 from ..frontend.resolve import current_values, free_value, is_user_function
 from ..rules import lookup
+from .cache import directory as cache_dir  # checked: owned by the user, not writable by others
 from ..rules.forward import forward_rule
 
 _FORMAT = 1  # of an entry
@@ -179,24 +180,38 @@ def _chains(func) -> list[tuple]:
 
 # ---- writing an entry ------------------------------------------------------------------
 
-def entry(root, resolved, emitted, path, mutated, describe_text) -> dict:
-    """The index entry of a transformation of `root` (see the module docstring)."""
-    functions, via, names = [root], [None], []
+def reach(root, note=None) -> tuple[list, list]:
+    """(functions, via): `root` and every function its names bring in (callees, their
+    callees, custom rules' vjps), in the order found, and how each was reached
+    (`[parent, chain, how]`, None for the root). `note(parent, chain, found, value,
+    target)` sees every name read; `target` is the function it brings in, or None."""
+    functions, via = [root], [None]
     index = 0
     while index < len(functions):
         func = functions[index]
         for chain in _chains(func):
             found, value = _value(func, chain)
-            record = [index, list(chain), describe(found, value)]
-            reached = _reached(found, value)
+            reached, target = _reached(found, value), None
             if reached is not None:
                 known = [k for k, f in enumerate(functions) if f is reached[0]]
                 if not known:
                     functions.append(reached[0])
                     via.append([index, list(chain), reached[1]])
-                record.append(known[0] if known else len(functions) - 1)
-            names.append(record)
+                target = known[0] if known else len(functions) - 1
+            if note is not None:
+                note(index, chain, found, value, target)
         index += 1
+    return functions, via
+
+
+def entry(root, resolved, emitted, path, mutated, describe_text) -> dict:
+    """The index entry of a transformation of `root` (see the module docstring)."""
+    names = []
+
+    def note(index, chain, found, value, target):
+        record = [index, list(chain), describe(found, value)]
+        names.append(record if target is None else record + [target])
+    functions, via = reach(root, note)
     return {
         "format": _FORMAT,
         "functions": [{"via": v, "fingerprint": fingerprint(f)} for f, v in zip(functions, via)],
