@@ -21,7 +21,8 @@ from ..analysis.activity import differentiable, operation_rule, plain_index, rul
 from ..errors import MissingRuleError, SrcgradError
 from ..frontend.normalize import Normalized
 from ..rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
-from ..syntax import assign, call, const, dotted_name, name
+from ..syntax import assign, call, const, name
+from .missing import missing_rules
 from .templates import instantiate
 
 JOINING = SEQUENCE_CALLS - NESTED_DISPLAYS  # they take their values only as a display
@@ -64,8 +65,8 @@ class Contributions:
     def through_rule(self, stmt, target, value, g) -> list:
         rule = operation_rule(value, self.norm)
         args, keywords = rule_arguments(value)
-        if rule is None:
-            raise _missing_rule(self.norm, value, stmt)
+        if rule is None:  # every such call of the function at once (missing.py)
+            raise missing_rules(self.norm, self.active, stmt)
         if hasattr(rule.vjp, "srcgrad_no_reverse"):  # srcgrad.defjvp alone: no reverse rule
             raise MissingRuleError(rule.vjp.srcgrad_no_reverse, self.parsed.loc(stmt))
         try:
@@ -137,16 +138,3 @@ def index_value(index):
 def _signature_text(rule) -> str:
     params = list(inspect.signature(rule.vjp).parameters.values())[2:]
     return f"{rule.name}({', '.join(str(p) for p in params)})"
-
-
-def _missing_rule(norm: Normalized, value, stmt) -> MissingRuleError:
-    spelled = dotted_name(value.func)
-    obj = norm.resolved.callees.get(spelled)
-    what = getattr(obj, "__qualname__", repr(obj))
-    hint = ""
-    if callable(obj) and hasattr(obj, "__code__"):
-        hint = " It is a Python function: calls into user functions are not differentiated yet."
-    return MissingRuleError(
-        f"srcgrad has no derivative rule for {spelled} ({what}), and a differentiable value "
-        f"flows through it.{hint} Give it one with @srcgrad.defvjp({spelled.split('.')[-1]}).",
-        norm.resolved.parsed.loc(stmt))

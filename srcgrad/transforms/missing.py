@@ -1,0 +1,64 @@
+"""Part of pass 7 (reverse.py, and forward.py): the error for calls without a derivative rule.
+
+Guarantees: one `MissingRuleError` names every call in the function (inlined
+callees included) through which a differentiable value flows and that has no
+rule, each as the user spelled it (`np.diag`, `sp.gammaln`, `rng.normal`) with
+its file:line, so a user adds all the rules at once, not one per run. A random
+draw that receives a differentiable argument is named as such (draws are
+constants: srcgrad does not differentiate through sampling).
+"""
+from __future__ import annotations
+
+import gast
+
+from ..analysis.activity import operands, operation_rule, simple_statements
+from ..errors import MissingRuleError
+from ..frontend.everyday import RandomDraw
+from ..syntax import dotted_name
+
+
+def _missing(norm, active) -> list:
+    """(spelling, callee object, statement) of each call an active value flows through
+    that has no rule, in program order, each spelling once."""
+    found, seen = [], set()
+    for stmt, _ in simple_statements(norm.body):
+        value = getattr(stmt, "value", None)
+        if not (isinstance(stmt, gast.Assign) and isinstance(value, gast.Call)):
+            continue
+        target = stmt.targets[0]
+        if not (isinstance(target, gast.Name) and target.id in active):
+            continue
+        if operation_rule(value, norm) is not None or not set(operands(value, norm)) & active:
+            continue
+        spelled = dotted_name(value.func)
+        if spelled not in seen:
+            seen.add(spelled)
+            found.append((spelled, norm.resolved.callees.get(spelled), stmt))
+    return found
+
+
+def missing_rules(norm, active, stmt) -> MissingRuleError:
+    """The error for the call at `stmt` and every other call like it in the function."""
+    found = _missing(norm, active) or [(dotted_name(stmt.value.func),
+                                        norm.resolved.callees.get(dotted_name(stmt.value.func)),
+                                        stmt)]
+    parsed = norm.resolved.parsed
+    lines = []
+    for spelled, obj, where in found:
+        loc = parsed.loc(where)
+        if isinstance(obj, RandomDraw):
+            lines.append(f"  {spelled}(...) at {loc}: a random draw given a differentiable "
+                         "argument; draws are constants in srcgrad, so draw standard values and "
+                         "transform them (mu + sigma * rng.standard_normal(n))")
+        else:
+            hint = " (a Python function: it needs a rule or readable source)" if (
+                callable(obj) and hasattr(obj, "__code__")) else ""
+            lines.append(f"  {spelled} at {loc}{hint}")
+    names = ", ".join(s for s, obj, _ in found if not isinstance(obj, RandomDraw))
+    advice = (f" Give each a rule with @srcgrad.defvjp({found[0][0]}) (see the README, "
+              "'Custom derivative rules')." if names else "")
+    which = "these calls" if len(found) > 1 else "this call"
+    return MissingRuleError(
+        f"srcgrad has no derivative rule for {which}, and a differentiable value flows through "
+        f"{'them' if len(found) > 1 else 'it'}:\n" + "\n".join(lines) + "\n" + advice.strip(),
+        parsed.loc(found[0][2]))
