@@ -21,7 +21,7 @@ import inspect
 
 import numpy as np
 
-from .gradient import GradFunction, _plain, _wrt_names, prepare_inputs
+from .gradient import GradFunction, _plain, _wrt_names, numba_functions_too, prepare_inputs
 from .programs import cached_program
 from .second_order import HessianVectorProduct, NestedGrad, hessian_function, second_derivative
 from .shaping import basis, is_float, like, shaped, tree, zeros_of
@@ -38,6 +38,7 @@ def _positional(func, primals, what: str):
     return params
 
 
+@numba_functions_too
 def jvp(func, primals, tangents, *, jit=True):
     """`(func(*primals), J @ tangents)`: the Jacobian-vector product, by forward mode.
 
@@ -57,6 +58,7 @@ def jvp(func, primals, tangents, *, jit=True):
     return tree(out), tree(tangent_out)
 
 
+@numba_functions_too
 def vjp(func, *primals, jit=True):
     """`(func(*primals), vjp_fn)`; `vjp_fn(cotangent)` returns one cotangent per primal.
 
@@ -157,6 +159,7 @@ def _second(inner, wrt, jit):
     return second_derivative(base, names[0], outer[0], jit)
 
 
+@numba_functions_too
 def jacfwd(func, wrt=0, *, jit=True, sparse=False):
     """The Jacobian of `func` with respect to `wrt` by forward mode (see `Jacobian`).
 
@@ -168,6 +171,7 @@ def jacfwd(func, wrt=0, *, jit=True, sparse=False):
     return Jacobian(func, wrt, jit, "forward", sparse)
 
 
+@numba_functions_too
 def jacrev(func, wrt=0, *, jit=True, sparse=False):
     """The Jacobian of `func` with respect to `wrt` by reverse mode (see `Jacobian`)."""
     if isinstance(func, (GradFunction, Jacobian)) and not sparse:
@@ -175,6 +179,7 @@ def jacrev(func, wrt=0, *, jit=True, sparse=False):
     return Jacobian(func, wrt, jit, "vjp", sparse)
 
 
+@numba_functions_too
 def hvp(func, wrt=0, *, jit=True):
     """A function `(func's arguments..., v) -> H v`: the Hessian of scalar `func` with
     respect to `wrt` times `v`, by reverse mode over forward mode, at a small multiple
@@ -182,6 +187,7 @@ def hvp(func, wrt=0, *, jit=True):
     return HessianVectorProduct(func, wrt, jit=jit)
 
 
+@numba_functions_too
 def hessian(func, wrt=0, *, jit=True, sparse=False):
     """A function giving the Hessian of scalar `func` with respect to one argument.
 

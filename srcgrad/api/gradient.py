@@ -22,6 +22,7 @@ from .binding import SLOW, fast_call
 from .pickling import reduce_call
 from .programs import gradient_by_forward_mode
 from ..errors import NonScalarOutputError
+from ..frontend.parse import numba_function
 from .variables import Variable
 
 
@@ -52,6 +53,15 @@ def _wrt_names(func, wrt) -> tuple[list[str], bool]:
             raise ValueError(f"wrt names parameter {item!r} twice")
         names.append(item)
     return names, many
+
+
+def numba_functions_too(transform):
+    """`transform` (jvp, vjp, jacfwd, ...) taking a numba dispatcher (`@numba.njit`) for
+    the Python function it compiles, whose source srcgrad differentiates."""
+    @functools.wraps(transform)
+    def taking(func, *args, **kwargs):
+        return transform(numba_function(func) or func, *args, **kwargs)
+    return taking
 
 
 def _check_differentiable(name: str, value):
@@ -126,10 +136,20 @@ def _shaped_like(grad, arg):
     return float(grad)
 
 
-class GradFunction:
+class _Compiled(type):
+    """Gradients are compiled by srcgrad already: numba refuses to jit one, naming its type,
+    so the type's name says which order of decorators works."""
+
+    def __repr__(cls):
+        return (f"<class 'srcgrad.{cls.__name__}'>: a srcgrad gradient, which srcgrad compiles with "
+                "numba itself; write @srcgrad.grad above @numba.njit, not below it")
+
+
+class GradFunction(metaclass=_Compiled):
     """The callable `grad(f)` returns: same parameters as f, returns gradients."""
 
     def __init__(self, func, wrt=0, *, jit=True, with_value=False):
+        func = numba_function(func) or func  # @numba.njit: differentiate the Python function
         self.wrt, self._many = _wrt_names(func, wrt)
         self._signature = inspect.signature(func)
         self._program = build(func, self.wrt, jit=jit)
@@ -197,6 +217,7 @@ def show(func, wrt=0, mode="reverse") -> str:
     if mode not in ("reverse", "forward"):
         raise ValueError(f"mode={mode!r} is not available: use mode='reverse' (gradients) or "
                          "mode='forward' (Jacobian-vector products)")
+    func = numba_function(func) or func
     names, _ = _wrt_names(func, wrt)
     source = transform(func, names, mode)[2].source
     print(source)

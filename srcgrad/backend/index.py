@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import __version__
-from ..frontend.resolve import current_values, free_value, is_user_function
+from ..frontend.resolve import current_values, free_value, is_user_function, user_function
 from ..rules import lookup
 from .cache import directory as cache_dir  # checked: owned by the user, not writable by others
 from ..rules.forward import forward_rule
@@ -235,8 +235,9 @@ def _reached(found, value):
     """(the function whose source a name brings in, how: "function" or "rule"), or None."""
     if not found:
         return None
-    if is_user_function(value):
-        return value, "function"
+    inlined = user_function(value)  # a numba dispatcher brings in the function it compiles
+    if inlined is not None:
+        return inlined, "function"
     rule = lookup(value)
     if rule is not None and rule.custom and inspect.isfunction(rule.vjp):
         return rule.vjp, "rule"  # its body is inlined: its names count too

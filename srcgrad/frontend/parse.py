@@ -71,6 +71,19 @@ class Parsed:
                         getattr(node, "col_offset", 0) + self.indent, text)
 
 
+def numba_function(obj):
+    """The Python function a numba dispatcher (`@numba.njit`, `@numba.jit`) compiles, or None.
+
+    srcgrad differentiates that function's source like any other: the transforms
+    (api/) take a dispatcher for the function it compiles, and resolve inlines calls
+    into one (resolve.user_function).
+    """
+    py_func = getattr(obj, "py_func", None)
+    if inspect.isfunction(py_func) and type(obj).__module__.split(".")[0] == "numba":
+        return py_func
+    return None
+
+
 def parse(func: Callable) -> Parsed:
     """Read and parse `func`'s source; raise `SourceUnavailableError` saying why not.
 

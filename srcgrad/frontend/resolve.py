@@ -12,8 +12,9 @@ Guarantees to the next pass (`Resolved`):
   `srcgrad_data`, such as `Variable`) from module globals or closure cells become extra trailing parameters (`data_globals`), read
   afresh at every call, so numba's cache never freezes a stale value.
 - `callees` maps each spelled callee to the Python object it denotes.
-- A call into user code (a Python function without a derivative rule, or a
-  `def`/`name = lambda` at the top of the function body, which are taken out
+- A call into user code (a Python function without a derivative rule, a numba
+  `@njit` function without one, which stands for the Python function it compiles,
+  or a `def`/`name = lambda` at the top of the function body, which are taken out
   of the body into `local_functions`) is marked with `call.callee`: the
   function object or the local `FunctionDef`. calls.py prepares it for
   inlining. A gradient called inside (an object with a `srcgrad_by_forward_mode`
@@ -35,7 +36,7 @@ import numpy as np
 from .. import runtime
 from ..errors import SrcgradError, SrcgradSyntaxError
 from . import everyday
-from .parse import Parsed
+from .parse import Parsed, numba_function
 from ..syntax import dotted
 from ..rules import DATA_ATTRIBUTES, METHODS, lookup, spelling
 
@@ -70,6 +71,17 @@ def is_user_function(obj) -> bool:
     """A Python function srcgrad differentiates by transforming its source (not a library's)."""
     module = (getattr(obj, "__module__", None) or "").split(".")[0]
     return inspect.isfunction(obj) and lookup(obj) is None and module not in _LIBRARIES
+
+
+def user_function(obj):
+    """The Python function a call of `obj` inlines, or None: `obj` if it is a user function; for
+    a numba dispatcher (`@numba.njit`) without a rule of its own, the function it compiles."""
+    if is_user_function(obj):
+        return obj
+    py_func = numba_function(obj)
+    if py_func is not None and lookup(obj) is None and is_user_function(py_func):
+        return py_func
+    return None
 
 
 def _is_data(value) -> bool:
@@ -208,17 +220,15 @@ class _Resolver(gast.NodeTransformer):
         node.func, obj, spelled = static
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
-        if inspect.isfunction(getattr(obj, "py_func", None)) and (
-                obj.py_func.__module__ or "").startswith("srcgrad_generated."):
-            obj = obj.py_func  # generated code, compiled: differentiate its source again
         by_forward_mode = getattr(obj, "srcgrad_by_forward_mode", None)
         if by_forward_mode is not None:  # srcgrad.grad(f) called inside: inline its code
             try:
                 obj = by_forward_mode()
             except NotImplementedError as exc:
                 self.fail(node, str(exc))
-        if is_user_function(obj):
-            node.callee = obj  # inlined by normalize (calls.py), not looked up as a rule
+        inlined = user_function(obj)  # a numba function (generated code too): its Python source
+        if inlined is not None:
+            node.callee = inlined  # inlined by normalize (calls.py), not looked up as a rule
             if self.namespace.get(spelled) is obj:
                 del self.namespace[spelled]
             return node
