@@ -15,7 +15,8 @@ answer per line from our stdout, each answer carrying the message's `id`:
 - `{"kind": "analysis", ...}` -> `{"id"}`; `{"kind": "end"}` ends the session.
 
 Modules: hello, lse, llsq, ode, det, gmm, lstm, ba, with GradBench's function
-names (`primal`/`gradient`, or `objective`/`jacobian`). With the GradBench
+names (`primal`/`gradient`, or `objective`/`jacobian`); kmeans (`cost`, `dir`),
+particle and saddle (`ff`, `fr`, `rf`, `rr`). With the GradBench
 CLI: `./gradbench run --eval "./gradbench repo eval lse" --tool "python -m bench.gradbench"`
 (run from this repository's root).
 """
@@ -32,7 +33,8 @@ from .settings import apply_thread_env
 
 apply_thread_env(os.environ)
 
-MODULES = ["hello", "lse", "llsq", "ode", "det", "gmm", "lstm", "ba"]
+MODULES = ["hello", "lse", "llsq", "ode", "det", "gmm", "lstm", "ba", "kmeans", "particle",
+           "saddle"]
 
 
 def _module(name):

@@ -126,3 +126,21 @@ def test_bad_input():
         srcgrad.hvp(vector_valued, jit=False)()
     with pytest.raises(TypeError, match="needs a scalar argument 'x' in every inner level"):
         srcgrad.grad(srcgrad.grad(mixed, jit=False), jit=False)(X, 0.4)
+
+
+def test_gradbench_second_order_modules_answer():
+    """Smoke test of bench/problems/{kmeans,particle,saddle} through the GradBench adapter."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench import gradbench
+    from bench.problems import kmeans, saddle
+    out, timings = gradbench.evaluate("saddle", "rr", {"start": [1.0, 1.0]})
+    np.testing.assert_allclose(out, saddle.EXPECTED, rtol=1e-9)
+    tiny = dict(kmeans.GRADBENCH_WARMUP)["dir"]
+    out, _ = gradbench.evaluate("kmeans", "dir", tiny)
+    c, p = np.array(tiny["centroids"]), np.array(tiny["points"])
+    h = srcgrad.hessian(kmeans.cost, sparse=True, jit=False)(c, p)
+    assert h.srcgrad_products == 1
+    np.testing.assert_allclose(out, (srcgrad.grad(kmeans.cost, jit=False)(c, p).ravel()
+                                     / h.diagonal()).reshape(c.shape), rtol=1e-12)
