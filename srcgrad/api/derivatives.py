@@ -22,6 +22,7 @@ import inspect
 import numpy as np
 
 from .gradient import GradFunction, _plain, _wrt_names, numba_functions_too, prepare_inputs
+from .pickling import reduce_state, travels
 from .programs import cached_program
 from .second_order import HessianVectorProduct, NestedGrad, hessian_function, second_derivative
 from .shaping import basis, is_float, like, shaped, tree, zeros_of
@@ -59,6 +60,7 @@ def jvp(func, primals, tangents, *, jit=True):
 
 
 @numba_functions_too
+@travels
 def vjp(func, *primals, jit=True):
     """`(func(*primals), vjp_fn)`; `vjp_fn(cotangent)` returns one cotangent per primal.
 
@@ -140,6 +142,9 @@ class Jacobian:
                            self.jit) for name in self.names)
         return jacs if self.many else jacs[0]
 
+    def __reduce__(self):
+        return reduce_state(self)  # pickling.py: the function travels by value
+
     def __repr__(self):
         how = "forward" if self.mode == "forward" else "reverse"
         return f"<srcgrad Jacobian ({how} mode) of {self.func.__qualname__} wrt {self.wrt!r}>"
@@ -160,6 +165,7 @@ def _second(inner, wrt, jit):
 
 
 @numba_functions_too
+@travels
 def jacfwd(func, wrt=0, *, jit=True, sparse=False):
     """The Jacobian of `func` with respect to `wrt` by forward mode (see `Jacobian`).
 
@@ -172,6 +178,7 @@ def jacfwd(func, wrt=0, *, jit=True, sparse=False):
 
 
 @numba_functions_too
+@travels
 def jacrev(func, wrt=0, *, jit=True, sparse=False):
     """The Jacobian of `func` with respect to `wrt` by reverse mode (see `Jacobian`)."""
     if isinstance(func, (GradFunction, Jacobian)) and not sparse:
@@ -188,6 +195,7 @@ def hvp(func, wrt=0, *, jit=True):
 
 
 @numba_functions_too
+@travels
 def hessian(func, wrt=0, *, jit=True, sparse=False):
     """A function giving the Hessian of scalar `func` with respect to one argument.
 

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import inspect
 import linecache
 import pickle
 import sys
 import threading
+import types
 from collections import OrderedDict
 
 from ..backend import cache, index
@@ -40,6 +42,7 @@ from ..config import __version__
 from ..errors import SrcgradError
 from ..rules import fingerprint
 from ..rules.registry import REGISTRY, lookup
+from . import programs
 
 _FORMAT = 1
 _MADE: OrderedDict = OrderedDict()  # digest of a payload -> the object made from it
@@ -49,15 +52,62 @@ _LOCK = threading.RLock()
 
 def reduce_call(maker, args: tuple, kwargs: dict | None = None, seeds=(), pick=None):
     """The `__reduce__` value of the object `maker(*args, **kwargs)` made (item `pick` of
-    what it returned, if given); `seeds` are (function, wrt, mode) of its programs."""
-    roots = [a for a in args if inspect.isfunction(a)]
-    functions, rules = _reached(roots)
+    what it returned, if given); `seeds` are (function, wrt, mode) of programs it uses,
+    besides those this process has built for the functions among `args`."""
+    roots = _functions(args)
+    functions, rules, outside = _reached(roots)
+    seeds = list(seeds) + [(f, wrt, mode) for f, wrt, mode, _ in list(programs._PROGRAMS)
+                           if any(f is root for root in roots)]
     planted = [s for s in (_seed(*seed) for seed in seeds) if s is not None]
     files = [(f, f.__code__.co_filename) for f in functions]  # cloudpickle drops them
-    objects = _by_value((maker, args, kwargs or {}, pick, rules, planted, files), functions)
+    objects = _by_value((maker, args, kwargs or {}, pick, rules, planted, files, outside),
+                        functions)
     payload = {"format": _FORMAT, "srcgrad": __version__, "rules": fingerprint(),
                "sources": _sources(functions), "objects": objects}
     return _arrive, (pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL),)
+
+
+def reduce_state(obj):
+    """The `__reduce__` value of an object made again from its attributes (a Jacobian,
+    an HVP, a NestedGrad: functions, names and flags; their programs are built when
+    first called)."""
+    return reduce_call(restore, (type(obj), dict(vars(obj))))
+
+
+def restore(cls, state: dict):
+    """An object of `cls` with attributes `state` (what `reduce_state` pickles)."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    return obj
+
+
+def travels(factory):
+    """Decorator of a derivative factory (`hessian`, `vjp`): a closure it returns, or that
+    the tuple it returns holds, is a `Remade` that pickles as the factory's call."""
+    @functools.wraps(factory)
+    def making(*args, **kwargs):
+        made = factory(*args, **kwargs)
+        if inspect.isfunction(made):
+            return Remade(made, _Named(factory), args, kwargs)
+        if isinstance(made, tuple):
+            return tuple(Remade(m, _Named(factory), args, kwargs, pick=k)
+                         if inspect.isfunction(m) else m for k, m in enumerate(made))
+        return made
+    return making
+
+
+class _Named:
+    """A module-level function by its name, called as the module has it when called (with
+    the decorators around it, whichever order they are in)."""
+
+    def __init__(self, func):
+        self.module, self.qualname = func.__module__, func.__qualname__
+
+    def __call__(self, *args, **kwargs):
+        target = importlib.import_module(self.module)
+        for part in self.qualname.split("."):
+            target = getattr(target, part)
+        return target(*args, **kwargs)
 
 
 class Remade:
@@ -77,19 +127,22 @@ class Remade:
         return reduce_call(*self._recipe)
 
     def __repr__(self):
-        return f"<srcgrad {self._recipe[0].__name__} of {self.__wrapped__.__qualname__}>"
+        return f"<srcgrad {self.__name__} of {self.__wrapped__.__qualname__}>"
 
 
 # ---- pickling ----------------------------------------------------------------------------
 
-def _reached(roots) -> tuple[list, list]:
-    """(every function the roots reach by name, the custom rules they use as (primal, rule))."""
-    functions, rules = [], []
+def _reached(roots) -> tuple[list, list, list]:
+    """(every function the roots reach by name, the custom rules they use as (primal,
+    rule), (function, {name: value}) of globals their sources name outside their code)."""
+    functions, rules, heads, outside = [], [], [], []
 
-    def note(_index, _chain, found, value, _target):
+    def note(parent, chain, found, value, _target):
         rule = lookup(value) if found else None
         if rule is not None and rule.custom and all(value is not p for p, _ in rules):
             rules.append((value, rule))
+        if found and len(chain) == 1:
+            heads.append((parent, chain[0], value))
 
     for root in roots:
         try:
@@ -97,7 +150,47 @@ def _reached(roots) -> tuple[list, list]:
         except OSError:  # no source: cloudpickle carries it, srcgrad will say why it cannot
             reached = [root]
         functions += [f for f in reached if all(f is not g for g in functions)]
-    return functions, rules
+        outside += _outside_code([(reached[k], name, value) for k, name, value in heads])
+        heads.clear()
+    return functions, rules, outside
+
+
+def _outside_code(reads) -> list:
+    """(function, {name: value}) for the globals a function's source names that its code
+    does not (a decorator, a default value): cloudpickle leaves them out, and the cache
+    index checks them. Only modules and values plain pickle stores (library functions)
+    are kept; the others are missing on arrival (the index then misses)."""
+    kept: dict = {}
+    for func, name, value in reads:
+        if name in _code_names(func.__code__) or func.__globals__.get(name, kept) is not value:
+            continue
+        if not isinstance(value, types.ModuleType):
+            try:
+                pickle.dumps(value)
+            except Exception:
+                continue
+        kept.setdefault(id(func), (func, {}))[1][name] = value
+    return list(kept.values())
+
+
+def _code_names(code) -> set:
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _code_names(const)
+    return names
+
+
+def _functions(args) -> list:
+    """The Python functions among `args` and the values of dicts among them (a numba
+    dispatcher stands for the function it compiles)."""
+    found = []
+    for arg in args:
+        for value in (arg.values() if isinstance(arg, dict) else [arg]):
+            value = getattr(value, "py_func", value)
+            if inspect.isfunction(value) and all(value is not f for f in found):
+                found.append(value)
+    return found
 
 
 def _seed(func, wrt, mode):
@@ -128,14 +221,19 @@ def _by_value(obj, functions) -> bytes:
 
 
 def _sources(functions) -> dict:
-    """{file name: [[first line, lines], ...]} of each function's source."""
+    """{file name: [[first line, lines], ...]}: each function's source, and the file's next
+    line that is not blank (it ends the block for inspect where other lines are missing)."""
     found: dict = {}
     for func in functions:
         try:
             lines, first = inspect.getsourcelines(func)
         except (OSError, TypeError):
             continue
-        found.setdefault(func.__code__.co_filename, []).append([max(first, 1), lines])
+        filename = func.__code__.co_filename
+        first = max(first, 1)
+        after = linecache.getlines(filename)[first - 1 + len(lines):]
+        ending = next((k for k, line in enumerate(after) if line.strip()), len(after) - 1)
+        found.setdefault(filename, []).append([first, lines + after[:ending + 1]])
     return found
 
 
@@ -153,9 +251,13 @@ def _arrive(payload: bytes):
         raise SrcgradError(f"this srcgrad object was pickled by srcgrad {carried.get('srcgrad')} "
                            f"in another format; srcgrad {__version__} cannot read it")
     _add_sources(carried["sources"])
-    maker, args, kwargs, pick, rules, planted, files = pickle.loads(carried["objects"])
+    maker, args, kwargs, pick, rules, planted, files, outside = pickle.loads(
+        carried["objects"])
     for func, filename in files:
         func.__code__ = _in_file(func.__code__, filename)
+    for func, names in outside:
+        for name, value in names.items():
+            func.__globals__.setdefault(name, value)
     for primal, rule in rules:
         if lookup(primal) is None:
             REGISTRY[primal] = rule

@@ -32,6 +32,7 @@ from ..backend import cache
 from ..config import __version__
 from ..errors import MissingRuleError, NonScalarOutputError
 from .gradient import GradFunction, _plain, _wrt_names, prepare_inputs
+from .pickling import reduce_state
 from .programs import cached_program
 from .shaping import basis, shaped
 
@@ -139,6 +140,9 @@ class HessianVectorProduct:
                              f"must have the shape {np.shape(x)} of {self.name!r} "
                              f"({parsed.loc(parsed.tree)})")
         return float(v) if np.ndim(x) == 0 else np.array(v, dtype=np.float64)
+
+    def __reduce__(self):
+        return reduce_state(self)  # pickling.py: the function travels by value
 
     def __repr__(self):
         return f"<srcgrad Hessian-vector product of {self.func.__qualname__} wrt {self.name}>"
@@ -250,6 +254,9 @@ class NestedGrad:
         value, grads = program.compiled(*winputs)
         _not_scalar(self.base, value, "grad")
         return shaped(grads[0], bound.arguments[self.levels[-1]])
+
+    def __reduce__(self):
+        return reduce_state(self)  # pickling.py: the function travels by value
 
     def __repr__(self):
         return f"<srcgrad derivative of order {len(self.levels)} of {self.base.__qualname__}>"
