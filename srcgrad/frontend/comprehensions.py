@@ -75,6 +75,7 @@ class _Lowering:
         self.parsed = resolved.parsed
         self.taken = taken
         self.ids = itertools.count(1)
+        self.made: set[str] = set()  # names this pass made
         self.lists = _list_names(resolved.tree)
         self.counts: dict[str, int] = {}
         for node in gast.walk(resolved.tree):
@@ -86,6 +87,7 @@ class _Lowering:
             candidate = f"_{stem}{next(self.ids)}"
             if candidate not in self.taken:
                 self.taken.add(candidate)
+                self.made.add(candidate)
                 return candidate
 
     def fail(self, node, what, hint):
@@ -107,8 +109,24 @@ class _Lowering:
         for stmt in stmts:
             pre: list = []
             lowered = self.statement(stmt, pre)
-            out += pre + [lowered]
+            out += self.bind_in_place(pre, lowered)
         return out
+
+    def bind_in_place(self, pre, stmt) -> list:
+        """`feats = _aK` after the statements building _aK: they build `feats` itself (a
+        second name would be refused: _aK is written into), unless they read feats."""
+        value, targets = getattr(stmt, "value", None), getattr(stmt, "targets", [None])
+        if not (isinstance(stmt, gast.Assign) and len(targets) == 1 and pre
+                and isinstance(targets[0], gast.Name) and isinstance(value, gast.Name)
+                and value.id in self.made):
+            return pre + [stmt]
+        target = targets[0].id
+        if any(isinstance(n, gast.Name) and n.id == target for s in pre for n in gast.walk(s)):
+            return pre + [stmt]
+        for n in (n for s in pre for n in gast.walk(s)):
+            if isinstance(n, gast.Name) and n.id == value.id:
+                n.id = target
+        return pre
 
     def statement(self, stmt, pre):
         self.where = stmt

@@ -125,10 +125,12 @@ def _empty_rows(items):
         return None
     item = items.dtype
     if isinstance(item, types.Array):
+        empty, dtype = (0,) * (item.ndim + 1), item.dtype
+
         def impl(items):
             if len(items) == 0:
-                return np.empty((0,) + (0,) * item.ndim, item.dtype)
-            return np.empty((len(items),) + items[0].shape, item.dtype)
+                return np.empty(empty, dtype)
+            return np.empty((len(items),) + items[0].shape, dtype)
         return impl
     if _is_number(item):
         return lambda items: np.empty(len(items), item)

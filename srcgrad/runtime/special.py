@@ -49,7 +49,7 @@ def _digamma(x):
     if x < 0.0:  # reflection: psi(x) = psi(1 - x) - pi / tan(pi x)
         shift = -math.pi / math.tan(math.pi * x)
         x = 1.0 - x
-    while x < 6.0:
+    while x < 10.0:
         shift -= 1.0 / x
         x += 1.0
     f = 1.0 / (x * x)
@@ -58,19 +58,24 @@ def _digamma(x):
 
 
 @register_jitable
-def _trigamma(x):
-    if x <= 0.0 and x == math.floor(x):
-        return math.inf
-    if x < 0.0:  # reflection: psi1(1 - x) + psi1(x) = pi^2 / sin(pi x)^2
-        s = math.sin(math.pi * x)
-        return math.pi * math.pi / (s * s) - _trigamma(1.0 - x)
+def _trigamma_positive(x):
     total = 0.0
-    while x < 6.0:
+    while x < 10.0:
         total += 1.0 / (x * x)
         x += 1.0
     f = 1.0 / (x * x)
     series = (1.0 / x + f / 2.0 + f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f / 30))))
     return total + series
+
+
+@register_jitable
+def _trigamma(x):
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    if x < 0.0:  # reflection: psi1(1 - x) + psi1(x) = pi^2 / sin(pi x)^2
+        s = math.sin(math.pi * x)
+        return math.pi * math.pi / (s * s) - _trigamma_positive(1.0 - x)
+    return _trigamma_positive(x)
 
 
 @register_jitable
@@ -171,12 +176,22 @@ def _lse_flat(a):
 
 @overload(special_logsumexp)
 def _logsumexp(a, axis=None, keepdims=False):
-    if not (_is_none(axis) and isinstance(keepdims, (types.Omitted, types.BooleanLiteral))
+    if not (keepdims is False or isinstance(keepdims, (types.Omitted, types.BooleanLiteral))
             and not getattr(keepdims, "literal_value", getattr(keepdims, "value", False))):
         return None
     if _is_number(a):
         return lambda a, axis=None, keepdims=False: float(a)
-    return lambda a, axis=None, keepdims=False: _lse_flat(np.ascontiguousarray(a).ravel())
+    if _is_none(axis):
+        return lambda a, axis=None, keepdims=False: _lse_flat(np.ascontiguousarray(a).ravel())
+    if isinstance(a, types.Array) and a.ndim == 2 and isinstance(axis, types.Integer):
+        def impl(a, axis=None, keepdims=False):
+            rows = a if axis % 2 == 1 else a.T
+            out = np.empty(rows.shape[0])
+            for i in range(rows.shape[0]):
+                out[i] = _lse_flat(np.ascontiguousarray(rows[i]))
+            return out
+        return impl
+    return None
 
 
 @overload(logaddexp_reduce)
