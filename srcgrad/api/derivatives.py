@@ -24,9 +24,12 @@ import numpy as np
 from .gradient import GradFunction, _plain, _wrt_names, numba_functions_too, prepare_inputs
 from .pickling import reduce_state, travels
 from .programs import cached_program
-from .second_order import HessianVectorProduct, NestedGrad, hessian_function, second_derivative
+from .second_order import (HessianVectorProduct, NestedGrad, forward_levels, hessian_function,
+                           reverse_over_forward, second_derivative)
 from .shaping import basis, is_float, like, shaped, tree, zeros_of
-from . import sparsity
+from . import pytree_derivatives, sparsity
+from .arguments import bind_arguments
+from .structured import applies, calls_of, differentiated
 
 def _positional(func, primals, what: str):
     if not isinstance(primals, tuple):
@@ -50,6 +53,9 @@ def jvp(func, primals, tangents, *, jit=True):
     params = _positional(func, primals, "primals")
     if not isinstance(tangents, tuple) or len(tangents) != len(primals):
         raise TypeError("tangents must be a tuple with one tangent per primal")
+    if _structured(func, params, primals):  # pytrees or objects: pytree_derivatives.py
+        return pytree_derivatives.jvp(func, dict(zip(params, primals)),
+                                      dict(zip(params, tangents)), jit)
     wrt = [params[k] for k, p in enumerate(primals) if is_float(p)]
     program = cached_program(func, wrt, "forward", jit)
     _, inputs = prepare_inputs(program, inspect.signature(func), wrt, primals, {})
@@ -67,6 +73,8 @@ def vjp(func, *primals, jit=True):
     `vjp_fn` may be called any number of times; integer arguments get `None`.
     """
     params = _positional(func, primals, "primals")
+    if _structured(func, params, primals):  # pytrees or objects: pytree_derivatives.py
+        return pytree_derivatives.vjp(func, dict(zip(params, primals)), jit)
     wrt = [params[k] for k, p in enumerate(primals) if is_float(p)]
     program = cached_program(func, wrt, "vjp", jit)
     signature = inspect.signature(func)
@@ -84,6 +92,11 @@ def vjp(func, *primals, jit=True):
         return tuple(shaped(by_name[params[k]], p) if params[k] in by_name else None
                      for k, p in enumerate(primals))
     return out, vjp_fn
+
+
+def _structured(func, params, primals) -> bool:
+    arguments = dict(zip(params, primals))
+    return applies(arguments, differentiated(arguments))
 
 
 def _value_name(program) -> str:
@@ -129,14 +142,31 @@ class Jacobian:
         if sparse and self.many:
             raise NotImplementedError("sparse=True takes one argument position or name")
         self._signature = inspect.signature(func)
+        self._last = None  # the program the last call ran
         functools.update_wrapper(self, func)
+
+    @property
+    def source(self) -> str | None:
+        """The generated module the last call ran (None before the first call)."""
+        return None if self._last is None else self._last.source
+
+    @property
+    def backend(self) -> str | None:
+        """"numba" or "python": what ran at the last call (None before it)."""
+        return None if self._last is None else self._last.compiled.backend
 
     def __call__(self, *args, **kwargs):
         if self.sparse:
             return sparsity.sparse_jacobian(self.func, self.names[0], self.mode, self.jit,
                                             args, kwargs)
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
+        bound = bind_arguments(self._signature, args, kwargs, f"the {self!r}")
+        calls = calls_of(self.func, self.mode, self.jit)
+        if calls.applies(bound.arguments, self.names):  # pytrees or objects
+            jacs = pytree_derivatives.jacobians(self.func, bound.arguments, self.names,
+                                                self.mode, self.jit)
+            self._last = calls.last.program
+            return jacs if self.many else jacs[0]
+        self._last = cached_program(self.func, self.names, self.mode, self.jit)
         which = _forward_columns if self.mode == "forward" else _reverse_rows
         jacs = tuple(which(self.func, self._signature, self.names, name, bound, args, kwargs,
                            self.jit) for name in self.names)
@@ -209,7 +239,35 @@ def hessian(func, wrt=0, *, jit=True, sparse=False):
     if sparse:
         return functools.wraps(func)(lambda *args, **kwargs: sparsity.sparse_hessian(
             func, names[0], jit, args, kwargs))
-    return hessian_function(func, names[0], jit)
+    return _Reported(hessian_function(func, names[0], jit),
+                     lambda: _hessian_program(func, names[0], jit))
+
+
+def _hessian_program(func, name, jit):
+    """The generated program a Hessian runs: reverse over forward, or forward over forward
+    for a recursive function."""
+    if cached_program(func, [name], "forward", jit).resolved.recursive:
+        return forward_levels(func, [name] * 2, jit)[-1]
+    return reverse_over_forward(func, [name], True, jit)[0]
+
+
+class _Reported:
+    """A derivative function with the `.source` and `.backend` of the program it runs."""
+
+    def __init__(self, call, program):
+        self._call, self._program = call, program
+        functools.update_wrapper(self, call)
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    @property
+    def source(self) -> str:
+        return self._program().source
+
+    @property
+    def backend(self) -> str | None:
+        return self._program().compiled.backend
 
 
 def _decorator_or_call(func, wrt, jit, with_value):

@@ -19,11 +19,13 @@ import numpy as np
 
 from ..pipeline import build, transform
 from .binding import SLOW, fast_call
+from . import structured
 from .pickling import reduce_call
 from .programs import gradient_by_forward_mode
 from ..errors import NonScalarOutputError
 from ..frontend.parse import numba_function
-from .variables import Variable
+from .arguments import (_check_differentiable, _plain, _reject_complex, _shaped_like,  # noqa: F401
+                        bind_arguments, inputs_of, prepare_inputs)
 
 
 def _wrt_names(func, wrt) -> tuple[list[str], bool]:
@@ -64,78 +66,6 @@ def numba_functions_too(transform):
     return taking
 
 
-def _check_differentiable(name: str, value):
-    """Return `value` as something srcgrad can differentiate, or raise TypeError."""
-    kind = type(value).__name__
-    if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
-        raise TypeError(f"cannot differentiate with respect to argument {name!r}: it is a boolean ({kind})")
-    if isinstance(value, (int, np.integer)) or (
-            isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.integer)):
-        what = f"an integer array (dtype {value.dtype})" if isinstance(value, np.ndarray) \
-            else f"an integer ({kind})"
-        raise TypeError(
-            f"cannot differentiate with respect to argument {name!r}: it is {what}. Pass a "
-            f"float (e.g. {name}=3.0 or an array of dtype float64), or leave {name!r} out of wrt.")
-    if isinstance(value, (float, np.floating)):
-        return float(value)
-    if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
-        return float(value) if value.ndim == 0 else np.ascontiguousarray(value, dtype=np.float64)
-    raise TypeError(f"cannot differentiate with respect to argument {name!r} of type {kind}: "
-                    "srcgrad differentiates floats and float64 NumPy arrays")
-
-
-def _reject_complex(label: str, value) -> None:
-    """Complex numbers are not supported yet: refuse them before generated code runs."""
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            _reject_complex(label, item)
-    elif isinstance(value, (complex, np.complexfloating)) or (
-            isinstance(value, np.ndarray) and np.iscomplexobj(value)):
-        raise TypeError(f"{label} is complex ({type(value).__name__}"
-                        f"{f', dtype {value.dtype}' if isinstance(value, np.ndarray) else ''}): "
-                        "srcgrad does not support complex numbers yet; pass real values "
-                        "(e.g. the real and imaginary parts as separate arguments)")
-
-
-def prepare_inputs(program, signature, wrt, args, kwargs):
-    """(bound arguments, the generated function's inputs): arguments as the user's function
-    binds them, those in `wrt` checked, then the data globals; arrays the function writes
-    into are copied (the caller's are never modified)."""
-    bound = signature.bind(*args, **kwargs)
-    bound.apply_defaults()
-    values = dict(bound.arguments)
-    for name in wrt:
-        values[name] = _check_differentiable(name, values[name])
-    inputs = [_plain(v) for v in values.values()]
-    inputs += [_plain(v) for v in program.resolved.read_globals()]
-    sources = program.resolved.global_sources
-    labels = [f"argument {n!r}" for n in values] + [
-        f"the global {sources.get(n, (None, n))[1]!r}" for n in program.resolved.data_globals]
-    for label, value in zip(labels, inputs):
-        _reject_complex(label, value)
-    if program.mutated_inputs:
-        names = list(values) + program.resolved.data_globals
-        for k, name in enumerate(names):
-            if name in program.mutated_inputs and isinstance(inputs[k], np.ndarray):
-                inputs[k] = inputs[k].copy()
-    return bound, inputs
-
-
-def _plain(value):
-    """0-d arrays become scalars (NOTE [scalars] in runtime/__init__.py); a Variable its value."""
-    if isinstance(value, Variable):
-        return value.value
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return value.item()
-    return value
-
-
-def _shaped_like(grad, arg):
-    if isinstance(arg, np.ndarray):
-        return np.asarray(grad, dtype=np.float64).reshape(arg.shape)
-    return float(grad)
-
-
 class _Compiled(type):
     """Gradients are compiled by srcgrad already: numba refuses to jit one, naming its type,
     so the type's name says which order of decorators works."""
@@ -150,47 +80,69 @@ class GradFunction(metaclass=_Compiled):
 
     def __init__(self, func, wrt=0, *, jit=True, with_value=False):
         func = numba_function(func) or func  # @numba.njit: differentiate the Python function
+        func, self._self, wrt = structured.unbind(func, wrt)  # a bound method: its instance
         self.wrt, self._many = _wrt_names(func, wrt)
         self._signature = inspect.signature(func)
-        self._program = build(func, self.wrt, jit=jit)
+        self._program = structured.eager_build(func, self.wrt, jit)  # None: structures only
+        self._structured = structured.calls_of(func, "reverse", jit)
+        self._last = self._program
         self._with_value = with_value
         functools.update_wrapper(self, func)
-        self._fast = fast_call(self._program, func, self._signature, self.wrt, self._many,
-                               with_value, self._non_scalar)
+        self._fast = None if self._program is None or self._self is not None else fast_call(
+            self._program, func, self._signature, self.wrt, self._many, with_value,
+            self._non_scalar)
+
 
     def srcgrad_by_forward_mode(self):
         """What code that calls this gradient and is differentiated itself inlines."""
         return gradient_by_forward_mode(self)
 
     @property
-    def source(self) -> str:
-        """The whole generated module, as written to the cache."""
-        return self._program.source
+    def source(self) -> str | None:
+        """The whole generated module (of the last call's structures), as written to the
+        cache; None for a function built at its first call, before it."""
+        return None if self._last is None else self._last.source
 
     @property
     def backend(self) -> str | None:
         """"numba" if the compiled code ran at the last call, "python" if not, None before."""
-        return self._program.compiled.backend
+        return None if self._last is None else self._last.compiled.backend
 
     @property
     def fallback_reason(self) -> str | None:
-        return self._program.compiled.fallback_reason
+        return None if self._last is None else self._last.compiled.fallback_reason
 
     def __call__(self, *args, **kwargs):
+        if self._self is not None:
+            args = (self._self, *args)
         if self._fast is not None and not kwargs:  # binding.py: plain positional calls
+            self._last = self._program
             result = self._fast(args)
             if result is not SLOW:
                 return result
-        bound, inputs = prepare_inputs(self._program, self._signature, self.wrt, args, kwargs)
-        value, grads = self._program.compiled(*inputs)
+        what = f"the gradient of {self.__wrapped__.__qualname__} with respect to " \
+               f"{', '.join(self.wrt)}"
+        arguments = bind_arguments(self._signature, args, kwargs, what).arguments
+        if self._structured.applies(arguments, self.wrt):  # pytrees or objects (structured.py)
+            layout = self._structured.layout(arguments, self.wrt)
+            program, inputs = layout.program, layout.inputs(arguments)
+        else:
+            program = self._program or build(self.__wrapped__, self.wrt,
+                                             jit=self._structured.jit)
+            layout, inputs = None, inputs_of(program, dict(arguments), self.wrt)
+        self._last = program
+        value, grads = program.compiled(*inputs)
         if np.ndim(value) != 0:
-            self._non_scalar(value)
-        grads = tuple(_shaped_like(g, bound.arguments[n]) for g, n in zip(grads, self.wrt))
+            self._non_scalar(value, program)
+        if layout is None:
+            grads = tuple(_shaped_like(g, arguments[n]) for g, n in zip(grads, self.wrt))
+        else:
+            grads = layout.derivatives(arguments, dict(zip(layout.flat_wrt, grads)))
         result = grads if self._many else grads[0]
         return (_plain(value), result) if self._with_value else result
 
-    def _non_scalar(self, value):
-        parsed = self._program.resolved.parsed
+    def _non_scalar(self, value, program=None):
+        parsed = (program or self._program).resolved.parsed
         raise NonScalarOutputError(
             f"{self.__wrapped__.__qualname__} returned an array of shape {np.shape(value)}; "
             "grad needs a scalar output. Reduce it to a scalar first (for example "

@@ -192,10 +192,12 @@ class _Resolver(gast.NodeTransformer):
 
     def visit_Call(self, node):
         func = node.func
-        if isinstance(func, gast.Name) and func.id in self.local_functions:
+        local = isinstance(func, gast.Name) and func.id in self.local_functions
+        preset = getattr(node, "srcgrad_callee", None)  # specialised by flatten.py
+        if local or preset is not None:
             node.args = [self.visit(a) for a in node.args]
             node.keywords = [self.visit(k) for k in node.keywords]
-            node.callee = self.local_functions[func.id]
+            node.callee = preset or self.local_functions[func.id]
             return node
         static = self._static(func)
         if static is None and isinstance(func, gast.Attribute):

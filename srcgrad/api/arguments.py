@@ -1,0 +1,104 @@
+"""The arguments of a derivative's call, as its generated code takes them.
+
+- `bind_arguments`: the call bound like the user's function binds it; a wrong call
+  is a TypeError saying which derivative of which function was called.
+- `prepare_inputs` / `inputs_of`: the generated function's inputs: the
+  parameters' values (those differentiated checked by `_check_differentiable`,
+  0-d arrays as scalars, Variables as their values), then the data globals read
+  now; complex values refused (`_reject_complex`); arrays the code writes into
+  copied, so the caller's arrays are never modified.
+- `_shaped_like`: a gradient shaped like its argument.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .variables import Variable
+
+
+def _check_differentiable(name: str, value):
+    """Return `value` as something srcgrad can differentiate, or raise TypeError."""
+    kind = type(value).__name__
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
+        raise TypeError(f"cannot differentiate with respect to argument {name!r}: it is a boolean ({kind})")
+    if isinstance(value, (int, np.integer)) or (
+            isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.integer)):
+        what = f"an integer array (dtype {value.dtype})" if isinstance(value, np.ndarray) \
+            else f"an integer ({kind})"
+        raise TypeError(
+            f"cannot differentiate with respect to argument {name!r}: it is {what}. Pass a "
+            f"float (e.g. {name}=3.0 or an array of dtype float64), or leave {name!r} out of wrt.")
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
+        return float(value) if value.ndim == 0 else np.ascontiguousarray(value, dtype=np.float64)
+    raise TypeError(f"cannot differentiate with respect to argument {name!r} of type {kind}: "
+                    "srcgrad differentiates floats and float64 NumPy arrays")
+
+
+def _reject_complex(label: str, value) -> None:
+    """Complex numbers are not supported yet: refuse them before generated code runs."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _reject_complex(label, item)
+    elif isinstance(value, (complex, np.complexfloating)) or (
+            isinstance(value, np.ndarray) and np.iscomplexobj(value)):
+        raise TypeError(f"{label} is complex ({type(value).__name__}"
+                        f"{f', dtype {value.dtype}' if isinstance(value, np.ndarray) else ''}): "
+                        "srcgrad does not support complex numbers yet; pass real values "
+                        "(e.g. the real and imaginary parts as separate arguments)")
+
+
+def bind_arguments(signature, args, kwargs, what: str):
+    """`signature.bind` with the defaults applied; a wrong call is a TypeError that says
+    which derivative of which function was called (`what`)."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{what}: {exc}") from None
+    bound.apply_defaults()
+    return bound
+
+
+def prepare_inputs(program, signature, wrt, args, kwargs):
+    """(bound arguments, the generated function's inputs): arguments as the user's function
+    binds them, those in `wrt` checked, then the data globals; arrays the function writes
+    into are copied (the caller's are never modified)."""
+    bound = bind_arguments(signature, args, kwargs, f"the {program.compiled.describe}")
+    return bound, inputs_of(program, dict(bound.arguments), wrt)
+
+
+def inputs_of(program, values: dict, wrt, labels: dict | None = None) -> list:
+    """The generated function's inputs for the values of its parameters (`wrt` checked,
+    `labels` spelling a parameter in messages), then its data globals."""
+    labels = labels or {}
+    for name in wrt:
+        values[name] = _check_differentiable(labels.get(name, name), values[name])
+    inputs = [_plain(v) for v in values.values()]
+    inputs += [_plain(v) for v in program.resolved.read_globals()]
+    sources = program.resolved.global_sources
+    spelled = [f"argument {labels.get(n, n)!r}" for n in values] + [
+        f"the global {sources.get(n, (None, n))[1]!r}" for n in program.resolved.data_globals]
+    for label, value in zip(spelled, inputs):
+        _reject_complex(label, value)
+    if program.mutated_inputs:
+        names = list(values) + program.resolved.data_globals
+        for k, name in enumerate(names):
+            if name in program.mutated_inputs and isinstance(inputs[k], np.ndarray):
+                inputs[k] = inputs[k].copy()
+    return inputs
+
+
+def _plain(value):
+    """0-d arrays become scalars (NOTE [scalars] in runtime/__init__.py); a Variable its value."""
+    if isinstance(value, Variable):
+        return value.value
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.item()
+    return value
+
+
+def _shaped_like(grad, arg):
+    if isinstance(arg, np.ndarray):
+        return np.asarray(grad, dtype=np.float64).reshape(arg.shape)
+    return float(grad)
