@@ -6,24 +6,19 @@ differences elsewhere) on a looped stencil, a sliced stencil, a function whose b
 depend on the argument (both sides of the branch), a reduction coupling every input, a
 kmeans-like cost and the loop corpus; numba on and off for the stencil.
 """
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse
 
 import srcgrad
-import test_corpus_loops
 
-
-def stencil(u, h):
-    n = u.shape[0]
-    r = np.zeros(n)
-    r[0] = u[0]
-    r[n - 1] = u[n - 1]
-    for i in range(1, n - 1):
-        r[i] = (u[i - 1] - 2.0 * u[i] + u[i + 1]) / (h * h) + np.exp(u[i])
-    return r
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.second_order import stencil  # noqa: E402
+from test_hvp import _array_cases  # noqa: E402
 
 
 def sliced(u):
@@ -87,17 +82,6 @@ def test_kmeans_hessian_is_diagonal_in_one_product():
     h = srcgrad.hessian(kmeans_cost, sparse=True, jit=False)(c, points)
     assert h.srcgrad_products == 1 and h.nnz == 6
     _same(h, srcgrad.hessian(kmeans_cost, jit=False)(c, points))
-
-
-def _array_cases():
-    out = []
-    for case in test_corpus_loops.CASES:
-        func, make, wrt = case.values
-        args = make()
-        if wrt == 0 and not case.marks and isinstance(args[0], np.ndarray) \
-                and args[0].dtype == np.float64 and 1 < args[0].size <= 12:
-            out.append(pytest.param(func, make, id=func.__name__))
-    return out
 
 
 @pytest.mark.parametrize("func, make", _array_cases())

@@ -45,11 +45,7 @@ def defvjp(primal, vjp=None):
     """
     if vjp is None:
         return lambda rule: defvjp(primal, rule)
-    if not callable(primal):
-        raise TypeError(f"srcgrad.defvjp: {primal!r} is not callable")
-    if not inspect.isfunction(vjp):
-        raise TypeError(f"srcgrad.defvjp: the rule for {_name(primal)} must be a Python function "
-                        f"(def), got {type(vjp).__name__}")
+    _check_callables("srcgrad.defvjp", primal, vjp)
     params = list(inspect.signature(vjp).parameters.values())
     if len(params) < 3 or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         raise TypeError(f"srcgrad.defvjp: the rule for {_name(primal)} must take (g, ans, "
@@ -71,11 +67,7 @@ def defjvp(primal, jvp=None):
     """
     if jvp is None:
         return lambda rule: defjvp(primal, rule)
-    if not callable(primal):
-        raise TypeError(f"srcgrad.defjvp: {primal!r} is not callable")
-    if not inspect.isfunction(jvp):
-        raise TypeError(f"srcgrad.defjvp: the rule for {_name(primal)} must be a Python function "
-                        f"(def), got {type(jvp).__name__}")
+    _check_callables("srcgrad.defjvp", primal, jvp)
     names = [p.name for p in inspect.signature(jvp).parameters.values()]
     where = _where(jvp)
     if "ans" not in names or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
@@ -114,6 +106,14 @@ def check_cotangent_jvp(t_ct, t_x, t_message, ans, ct, x, message):
 REGISTRY[check_cotangent] = Rule("check_cotangent", check_cotangent, check_cotangent_vjp,
                                  custom=True)
 JVP[check_cotangent_vjp] = check_cotangent_jvp
+
+
+def _check_callables(who: str, primal, rule) -> None:
+    if not callable(primal):
+        raise TypeError(f"{who}: {primal!r} is not callable")
+    if not inspect.isfunction(rule):
+        raise TypeError(f"{who}: the rule for {_name(primal)} must be a Python function "
+                        f"(def), got {type(rule).__name__}")
 
 
 def _call_params(jvp) -> list[str]:
