@@ -92,7 +92,6 @@ class GradFunction(metaclass=_Compiled):
             self._program, func, self._signature, self.wrt, self._many, with_value,
             self._non_scalar)
 
-
     def srcgrad_by_forward_mode(self):
         """What code that calls this gradient and is differentiated itself inlines."""
         return gradient_by_forward_mode(self)
