@@ -47,8 +47,9 @@ def main(argv=None) -> int:
     commands.add_parser("rules", help="print the table of supported functions (Markdown)")
     args = parser.parse_args(argv)
     if args.command == "rules":
+        from .frontend.forms import forms_table
         from .rules import table
-        print(table(), end="")
+        print(table() + forms_table(), end="")
         return 0
     func = _load_function(args.target)
     try:

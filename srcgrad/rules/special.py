@@ -15,11 +15,11 @@ from ..runtime import (expand_to, logaddexp_reduce, math_digamma, special_digamm
                        special_xlogy, unbroadcast, xlogy_dx)
 from .registry import BINARY, defrule, replace
 
-for _primal, _helper in ((sp.erf, special_erf), (sp.gammaln, special_gammaln),
-                         (sp.digamma, special_digamma), (sp.psi, special_digamma),
-                         (sp.expit, special_expit), (sp.xlogy, special_xlogy),
-                         (sp.logsumexp, special_logsumexp)):
-    replace(_primal, _helper, f"scipy.special.{_primal.__name__}", "special")
+for _spelled, _helper in (("erf", special_erf), ("gammaln", special_gammaln),
+                          ("digamma", special_digamma), ("psi", special_digamma),
+                          ("expit", special_expit), ("xlogy", special_xlogy),
+                          ("logsumexp", special_logsumexp)):
+    replace(getattr(sp, _spelled), _helper, f"scipy.special.{_spelled}", "special")
 replace(np.logaddexp.reduce, logaddexp_reduce, "np.logaddexp.reduce", "special")
 
 
