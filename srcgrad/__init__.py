@@ -14,6 +14,7 @@ from .api.gradient_tape import GradientTape, UnconnectedGradients  # noqa: E402
 from .api.variables import Variable  # noqa: E402
 from .api import metrics  # noqa: E402
 from .runtime import stop_gradient  # noqa: E402
+from .interop import to_jax, to_torch  # noqa: E402  (JAX and PyTorch are imported when called)
 from .errors import (  # noqa: E402
     MissingRuleError, NonScalarOutputError, SourceUnavailableError, SrcgradError,
     SrcgradSyntaxError, SrcgradWarning,
@@ -23,4 +24,4 @@ __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian"
            "defvjp", "defjvp", "stop_gradient", "GradientTape", "Variable", "metrics",
            "UnconnectedGradients", "GradFunction", "NestedGrad", "SrcgradError",
            "SrcgradSyntaxError", "MissingRuleError", "NonScalarOutputError",
-           "SourceUnavailableError", "SrcgradWarning"]
+           "SourceUnavailableError", "SrcgradWarning", "to_jax", "to_torch"]

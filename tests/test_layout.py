@@ -22,6 +22,7 @@ LAYERS = [
     {"backend"},  # emit, cache, compile
     {"pipeline"},  # the passes in order
     {"api"},  # what users call
+    {"interop"},  # srcgrad.to_jax, srcgrad.to_torch (import JAX or PyTorch when called)
     {"dask"},  # srcgrad.dask: gradients summed across a Dask cluster (imports Dask)
     {"__init__", "__main__"},
 ]
