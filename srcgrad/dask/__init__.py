@@ -11,10 +11,12 @@ live across a cluster (issue 19; the optional extra `srcgrad[dask]`).
   objects each computing one shard (a tuple of arguments, or one argument), or a
   dask bag whose elements are shards.
 - Each shard's value and gradient is computed where its data is, by srcgrad's
-  compiled `value_and_grad(loss)`, pickled once per call (api/pickling.py: it travels
-  with its source and generated code, and each worker process builds and compiles
-  it once). The partial sums are added on the workers in a tree, `split_every` at
-  a time, so one (value, gradient) pair comes back.
+  compiled `value_and_grad(loss)`, pickled once per call and carried by every
+  shard's task (api/pickling.py: it travels with its source and generated code;
+  each worker process builds and compiles it once). The partial sums are added on
+  the workers in a tree, `split_every` at a time, so one (value, gradient) pair
+  comes back. Task keys are new at every call (the same key computed again while
+  the last call's is being released confuses the scheduler).
 - It runs on the active Dask scheduler (a `distributed.Client`, else Dask's
   default) and composes with `scipy.optimize.minimize(..., jac=True)`.
 - `worker_times(client)`: per worker process, the time spent making gradients,
@@ -24,7 +26,6 @@ live across a cluster (issue 19; the optional extra `srcgrad[dask]`).
 """
 from __future__ import annotations
 
-import hashlib
 import pickle
 import weakref
 
@@ -54,18 +55,16 @@ def value_and_grad(loss, params, *data, split_every: int = 8, jit: bool = True):
     gradient = _GRADIENTS.setdefault(loss, {}).get(jit)
     if gradient is None:
         gradient = _GRADIENTS[loss][jit] = _local_value_and_grad(loss, 0, jit=jit)
-    payload = pickle.dumps(gradient, protocol=pickle.HIGHEST_PROTOCOL)
-    name = "srcgrad-gradient-" + hashlib.sha256(payload).hexdigest()[:16]
-    carried = dask.delayed(payload, name=name, pure=True)
-    parts = _parts(carried, params, data)
+    payload = pickle.dumps(gradient, protocol=pickle.HIGHEST_PROTOCOL)  # in every task
+    parts = _parts(payload, params, data)
     while len(parts) > 1:
-        parts = [dask.delayed(tasks.add, pure=True)(*parts[k:k + split_every])
+        parts = [dask.delayed(tasks.add, pure=False)(*parts[k:k + split_every])
                  for k in range(0, len(parts), split_every)]
     value, grad = dask.compute(parts[0])[0]
     return float(value), _shaped(grad, params)
 
 
-def _parts(carried, params, data) -> list:
+def _parts(payload: bytes, params, data) -> list:
     """One delayed (value, gradient) per block of shards."""
     if not data:
         raise TypeError("srcgrad.dask.value_and_grad(loss, params, *data): give the data, as "
@@ -77,13 +76,13 @@ def _parts(carried, params, data) -> list:
         blocks = [[shard] for shard in data[0]]
     elif all(isinstance(d, da.Array) for d in data):
         columns = [_blocks(d, data[0]) for d in data]
-        return [dask.delayed(tasks.shard_value_and_grad, pure=True)(carried, params, *shard)
+        return [dask.delayed(tasks.shard_value_and_grad, pure=False)(payload, params, *shard)
                 for shard in zip(*columns)]
     else:
         kinds = ", ".join(type(d).__name__ for d in data)
         raise TypeError(f"srcgrad.dask.value_and_grad: the data must be dask arrays, a list of "
                         f"dask.delayed shards, or one dask bag; got {kinds}")
-    return [dask.delayed(tasks.partition_value_and_grad, pure=True)(carried, params, b)
+    return [dask.delayed(tasks.partition_value_and_grad, pure=False)(payload, params, b)
             for b in blocks]
 
 
