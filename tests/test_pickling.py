@@ -65,8 +65,17 @@ def soft_clip_vjp(g, ans, x):
     return g * (1.0 - ans * ans)
 
 
+@srcgrad.defjvp(soft_clip)
+def soft_clip_jvp(t_x, ans, x):
+    return t_x * (1.0 - ans * ans)
+
+
 def clipped(w):
     return np.sum(soft_clip(w * 2.0))
+
+
+def clipped_each(w):
+    return soft_clip(w * 2.0)
 '''
 
 CHILD = r'''
@@ -117,11 +126,14 @@ def _cases(model):
     X, y = rng.normal(size=(6, 3)), (rng.random(6) < 0.5).astype(float)
     energy = model.scaled(1.5)
     _, vjp_fn = srcgrad.vjp(model.vector, w, jit=False)
+    cosine = srcgrad.grad(lambda x: np.sum(np.cos(x) * model.CENTRE), jit=False)
     objects = {
         "value_and_grad": (srcgrad.value_and_grad(model.loss), (w, X, y)),
         "grad_closure": (srcgrad.grad(energy, jit=False), (w,)),
         "grad_two": (srcgrad.grad(model.scalar, wrt=(0, 1), jit=False), (0.7, 1.3)),
         "custom_rule": (srcgrad.grad(model.clipped, jit=False), (w,)),
+        "custom_forward": (srcgrad.jacfwd(model.clipped_each, jit=False), (w,)),
+        "lambda": (cosine, (w,)),
         "vjp_fn": (vjp_fn, (np.ones(3),)),
         "jacfwd": (srcgrad.jacfwd(model.vector, jit=False), (w,)),
         "jacrev": (srcgrad.jacrev(model.vector, jit=False), (w,)),
@@ -142,6 +154,8 @@ def test_every_derivative_object_works_in_a_fresh_process(model, tmp_path):
     np.testing.assert_allclose(grad, numerical_grad(module.loss, (w, X, y), 0), rtol=1e-6)
     np.testing.assert_allclose(cases["grad_closure"][2], 4.5 * w ** 2, rtol=1e-12)
     np.testing.assert_allclose(cases["custom_rule"][2], 2.0 / np.cosh(2.0 * w) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(cases["custom_forward"][2], np.diag(2.0 / np.cosh(2.0 * w) ** 2),
+                               rtol=1e-12)
     size = len(pickle.dumps(cases["value_and_grad"][0]))
     assert size < 100_000, f"a pickled gradient takes {size} bytes"
     blob = tmp_path / "objects.pkl"

@@ -22,7 +22,7 @@ import inspect
 import numpy as np
 
 from .gradient import GradFunction, _plain, _wrt_names, numba_functions_too, prepare_inputs
-from .pickling import reduce_state, travels
+from .pickling import reduce_call, travels
 from .programs import cached_program
 from .second_order import (HessianVectorProduct, NestedGrad, forward_levels, hessian_function,
                            reverse_over_forward, second_derivative)
@@ -172,8 +172,8 @@ class Jacobian:
                            self.jit) for name in self.names)
         return jacs if self.many else jacs[0]
 
-    def __reduce__(self):
-        return reduce_state(self)  # pickling.py: the function travels by value
+    def __reduce__(self):  # pickling.py: the function travels by value
+        return reduce_call(Jacobian, (self.func, self.wrt, self.jit, self.mode, self.sparse))
 
     def __repr__(self):
         how = "forward" if self.mode == "forward" else "reverse"

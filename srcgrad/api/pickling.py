@@ -5,8 +5,9 @@ numbers in a process that has srcgrad but not f's file (a cluster's worker, a
 `python -c`). What made the object travels, and the object is made again there:
 
 - Each derivative object's `__reduce__` is `reduce_call(maker, args, kwargs)`: the
-  call that made it (`GradFunction(f, wrt, jit=...)`, `Jacobian(...)`); a derivative
-  that is a closure is wrapped in `Remade`, which pickles as its call.
+  call that made it (`GradFunction(f, wrt, jit=...)`, `Jacobian(...)`), or
+  `reduce_state` (its attributes) for one holding no programs; a derivative that is a
+  closure is wrapped in `Remade` (`travels`), which pickles as the factory's call.
 - The user's functions among the arguments and every function they reach by name
   (callees, custom rules' vjps: `index.reach`) travel by value with cloudpickle,
   their modules registered for it while pickling, with their globals and closure
@@ -31,17 +32,22 @@ import hashlib
 import importlib
 import inspect
 import linecache
+import os
 import pickle
 import sys
+import sysconfig
 import threading
 import types
 from collections import OrderedDict
+from dataclasses import dataclass, field
 
 from ..backend import cache, index
 from ..config import __version__
 from ..errors import SrcgradError
 from ..rules import fingerprint
-from ..rules.registry import REGISTRY, lookup
+from ..rules import custom
+from ..rules.forward import forward_rule
+from ..rules.registry import lookup
 from . import programs
 
 _FORMAT = 1
@@ -55,22 +61,22 @@ def reduce_call(maker, args: tuple, kwargs: dict | None = None, seeds=(), pick=N
     what it returned, if given); `seeds` are (function, wrt, mode) of programs it uses,
     besides those this process has built for the functions among `args`."""
     roots = _functions(args)
-    functions, rules, outside = _reached(roots)
+    reach = _reached(roots)
     seeds = list(seeds) + [(f, wrt, mode) for f, wrt, mode, _ in list(programs._PROGRAMS)
                            if any(f is root for root in roots)]
     planted = [s for s in (_seed(*seed) for seed in seeds) if s is not None]
-    files = [(f, f.__code__.co_filename) for f in functions]  # cloudpickle drops them
-    objects = _by_value((maker, args, kwargs or {}, pick, rules, planted, files, outside),
-                        functions)
+    files = [(f, f.__code__.co_filename) for f in reach.functions]  # cloudpickle drops them
+    objects = _by_value((maker, args, kwargs or {}, pick, reach.rules, planted, files,
+                         reach.outside), reach.modules)
     payload = {"format": _FORMAT, "srcgrad": __version__, "rules": fingerprint(),
-               "sources": _sources(functions), "objects": objects}
+               "sources": _sources(reach.functions), "objects": objects}
     return _arrive, (pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL),)
 
 
 def reduce_state(obj):
-    """The `__reduce__` value of an object made again from its attributes (a Jacobian,
-    an HVP, a NestedGrad: functions, names and flags; their programs are built when
-    first called)."""
+    """The `__reduce__` value of an object made again from its attributes, for objects
+    that hold only functions, names and flags (a NestedGrad: its programs are built
+    when first called); objects holding programs pickle as their constructor's call."""
     return reduce_call(restore, (type(obj), dict(vars(obj))))
 
 
@@ -82,18 +88,22 @@ def restore(cls, state: dict):
 
 
 def travels(factory):
-    """Decorator of a derivative factory (`hessian`, `vjp`): a closure it returns, or that
-    the tuple it returns holds, is a `Remade` that pickles as the factory's call."""
+    """Decorator of a derivative factory (`hessian`, `vjp`): a callable it returns, or that
+    the tuple it returns holds, that cannot pickle itself (a closure, a small wrapper
+    object) is returned as a `Remade`, which pickles as the factory's call."""
     @functools.wraps(factory)
     def making(*args, **kwargs):
         made = factory(*args, **kwargs)
-        if inspect.isfunction(made):
-            return Remade(made, _Named(factory), args, kwargs)
         if isinstance(made, tuple):
-            return tuple(Remade(m, _Named(factory), args, kwargs, pick=k)
-                         if inspect.isfunction(m) else m for k, m in enumerate(made))
-        return made
+            return tuple(Remade(m, _Named(factory), args, kwargs, pick=k) if _needs(m) else m
+                         for k, m in enumerate(made))
+        return Remade(made, _Named(factory), args, kwargs) if _needs(made) else made
     return making
+
+
+def _needs(made) -> bool:
+    """Whether `made` is callable and has no `__reduce__` of its own."""
+    return callable(made) and getattr(type(made), "__reduce__") is object.__reduce__
 
 
 class _Named:
@@ -111,48 +121,79 @@ class _Named:
 
 
 class Remade:
-    """A derivative that is a closure (`hessian(f)`, `vjp`'s function), callable as it is,
-    pickling as `reduce_call(maker, args, kwargs, seeds, pick)`."""
+    """What a `travels` factory made (`hessian(f)`, `vjp`'s function), callable and read
+    as it is (its attributes are the made object's), pickling as `reduce_call(maker,
+    args, kwargs, seeds, pick)`."""
 
-    def __init__(self, function, maker, args, kwargs=None, seeds=(), pick=None):
-        self._function = function
+    def __init__(self, made, maker, args, kwargs=None, seeds=(), pick=None):
+        self._made = made
         self._recipe = (maker, tuple(args), dict(kwargs or {}), tuple(seeds), pick)
-        functools.update_wrapper(self, function)
-        self.__wrapped__ = getattr(function, "__wrapped__", function)
+        self.__doc__ = getattr(made, "__doc__", None)
 
     def __call__(self, *args, **kwargs):
-        return self._function(*args, **kwargs)
+        return self._made(*args, **kwargs)
+
+    def __getattr__(self, name):  # `.source`, `.backend`, `__wrapped__`, `__name__`, ...
+        if name in ("_made", "_recipe"):
+            raise AttributeError(name)
+        return getattr(self._made, name)
 
     def __reduce__(self):
         return reduce_call(*self._recipe)
 
     def __repr__(self):
-        return f"<srcgrad {self.__name__} of {self.__wrapped__.__qualname__}>"
+        return repr(self._made)
 
 
 # ---- pickling ----------------------------------------------------------------------------
 
-def _reached(roots) -> tuple[list, list, list]:
-    """(every function the roots reach by name, the custom rules they use as (primal,
-    rule), (function, {name: value}) of globals their sources name outside their code)."""
-    functions, rules, heads, outside = [], [], [], []
+@dataclass
+class _Reach:
+    """What pickling the roots carries: every function they reach by name and the rules of
+    the custom rules they use; those rules as (primal, vjp or None, jvp or None); the
+    globals each function's source names outside its code; the modules pickled by value."""
+    functions: list = field(default_factory=list)
+    rules: list = field(default_factory=list)
+    outside: list = field(default_factory=list)
+    modules: set = field(default_factory=set)
+
+
+def _reached(roots) -> _Reach:
+    reach, heads = _Reach(), []
 
     def note(parent, chain, found, value, _target):
         rule = lookup(value) if found else None
-        if rule is not None and rule.custom and all(value is not p for p, _ in rules):
-            rules.append((value, rule))
+        if rule is not None and rule.custom and all(value is not r[0] for r in reach.rules):
+            vjp = None if rule.vjp.__module__ == custom.__name__ else rule.vjp  # a placeholder
+            jvp = forward_rule(rule)
+            reach.rules.append((value, vjp, jvp if inspect.isfunction(jvp) else None))
+        if found and isinstance(value, types.ModuleType) and _users(value):
+            reach.modules.add(value.__name__)  # `import helpers` ... `helpers.SCALE`
         if found and len(chain) == 1:
             heads.append((parent, chain[0], value))
 
     for root in roots:
         try:
             reached, _ = index.reach(root, note)
-        except OSError:  # no source: cloudpickle carries it, srcgrad will say why it cannot
+        except (OSError, SyntaxError):  # no source, or a lambda the index cannot read
             reached = [root]
-        functions += [f for f in reached if all(f is not g for g in functions)]
-        outside += _outside_code([(reached[k], name, value) for k, name, value in heads])
+        reach.outside += _outside_code([(reached[k], name, value) for k, name, value in heads])
         heads.clear()
-    return functions, rules, outside
+        reached += [f for _, vjp, jvp in reach.rules for f in (vjp, jvp) if f is not None]
+        reach.functions += [f for f in reached if all(f is not g for g in reach.functions)]
+    reach.modules |= {f.__module__ for f in reach.functions} - {"__main__", None}
+    return reach
+
+
+_INSTALLED = tuple(os.path.realpath(sysconfig.get_paths()[k]) + os.sep
+                   for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+
+
+def _users(module) -> bool:
+    """Whether `module` is the user's own code (a file outside the installed libraries)."""
+    where = getattr(module, "__file__", None)
+    return (where is not None and not module.__name__.startswith("srcgrad")
+            and not os.path.realpath(where).startswith(_INSTALLED))
 
 
 def _outside_code(reads) -> list:
@@ -203,10 +244,9 @@ def _seed(func, wrt, mode):
     return None if hit is None else (func, list(wrt), mode, key, hit.record, hit.source)
 
 
-def _by_value(obj, functions) -> bytes:
-    """cloudpickle's bytes of `obj`, with the modules of `functions` pickled by value."""
+def _by_value(obj, modules) -> bytes:
+    """cloudpickle's bytes of `obj`, with the functions of `modules` pickled by value."""
     import cloudpickle
-    modules = {f.__module__ for f in functions} - {"__main__", None}
     with _LOCK:
         added = [sys.modules[m] for m in sorted(modules)
                  if m in sys.modules and m not in cloudpickle.list_registry_pickle_by_value()
@@ -258,9 +298,12 @@ def _arrive(payload: bytes):
     for func, names in outside:
         for name, value in names.items():
             func.__globals__.setdefault(name, value)
-    for primal, rule in rules:
-        if lookup(primal) is None:
-            REGISTRY[primal] = rule
+    for primal, vjp, jvp in rules:
+        if lookup(primal) is None:  # this process has none: register the sender's
+            if vjp is not None:
+                custom.defvjp(primal, vjp)
+            if jvp is not None:
+                custom.defjvp(primal, jvp)
     if carried["rules"] == fingerprint():
         for seed in planted:
             _plant(*seed)

@@ -32,7 +32,7 @@ from ..backend import cache
 from ..config import __version__
 from ..errors import MissingRuleError, NonScalarOutputError
 from .gradient import GradFunction, _plain, _wrt_names, prepare_inputs
-from .pickling import reduce_state
+from .pickling import reduce_call, reduce_state
 from .programs import cached_program
 from .shaping import basis, shaped
 
@@ -141,8 +141,9 @@ class HessianVectorProduct:
                              f"({parsed.loc(parsed.tree)})")
         return float(v) if np.ndim(x) == 0 else np.array(v, dtype=np.float64)
 
-    def __reduce__(self):
-        return reduce_state(self)  # pickling.py: the function travels by value
+    def __reduce__(self):  # pickling.py: the function travels by value
+        return reduce_call(HessianVectorProduct, (self.func, self.name),
+                           {"jit": self.jit, "what": self.what})
 
     def __repr__(self):
         return f"<srcgrad Hessian-vector product of {self.func.__qualname__} wrt {self.name}>"
