@@ -9,17 +9,7 @@ import numpy as np
 
 from ..runtime import diag_grad, interp_parts, kron_lhs_grad, kron_rhs_grad, reshape_like, roll_back
 from .registry import defrule
-
-
-def _draw(rng, *shape):
-    return rng.uniform(-2.0, 2.0, size=shape)
-
-
-def _case(*shape, options=()):
-    def sample(rng):
-        return (_draw(rng, *shape), *options)
-    sample.__name__ = "x".join(map(str, shape)) + "".join(f"-{o}" for o in options)
-    return sample
+from .samples import case as _case, draw as _draw
 
 
 @defrule(np.diag, sample=(_case(3), _case(3, options=(1,)), _case(3, 3), _case(3, 4, options=(-1,)),
@@ -30,7 +20,7 @@ def diag(g, ans, v, k=0):
 
 @defrule(np.trace, sample=(_case(3, 3), _case(3, 4, options=(1,)), _case(4, 3, options=(-2,))))
 def trace(g, ans, a, offset=0):
-    return g * np.eye(a.shape[0], a.shape[1], offset)
+    return g * np.eye(a.shape[0], a.shape[1], offset, dtype=a.dtype)
 
 
 @defrule(np.tril, sample=(_case(3, 3), _case(3, 4, options=(-1,))))

@@ -10,20 +10,10 @@ import numpy as np
 from ..runtime import (cumprod_grad, median_grad, percentile_parts, sort_grad, take_along_axis_grad,
                        take_grad)
 from .registry import defnondiff, defrule
+from .samples import case as _case, draw as _draw
 
 defnondiff(np.argsort, np.argmax, np.argmin, np.searchsorted, np.nonzero, np.flatnonzero,
            np.argwhere, np.count_nonzero, np.unique)
-
-
-def _draw(rng, *shape):
-    return rng.uniform(-2.0, 2.0, size=shape)
-
-
-def _case(*shape, options=()):
-    def sample(rng):
-        return (_draw(rng, *shape), *options)
-    sample.__name__ = "x".join(map(str, shape)) + "".join(f"-{o}" for o in options)
-    return sample
 
 
 @defrule(np.sort, sample=(_case(5), _case(3, 4), _case(3, 4, options=(0,)),

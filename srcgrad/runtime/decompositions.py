@@ -18,7 +18,7 @@ from numba.extending import overload, register_jitable
 def _gaps(values):
     """F[i, j] = 1 / (v[j] - v[i]) off the diagonal, 0 on it; an error for a repeated value."""
     n = values.size
-    out = np.zeros((n, n))
+    out = np.zeros((n, n), values.dtype)
     for i in range(n):
         for j in range(n):
             if i != j:
@@ -35,7 +35,7 @@ def _lower_read(s):
     """The cotangent of a symmetric matrix NumPy reads from its lower triangle: S + S^T
     below the diagonal, S's diagonal on it, zero above."""
     n = s.shape[0]
-    out = np.zeros((n, n))
+    out = np.zeros((n, n), s.dtype)
     for i in range(n):
         out[i, i] = s[i, i]
         for j in range(i):
@@ -137,9 +137,10 @@ def qr_r(a):
 
 @register_jitable
 def _copy_lower(m):
-    """The lower triangle of m mirrored into the upper one."""
+    """The lower triangle of m mirrored into the upper one (also the symmetric matrix a
+    perturbation of eigh's input stands for: NumPy reads only its lower triangle)."""
     n = m.shape[0]
-    out = np.empty((n, n))
+    out = np.empty((n, n), m.dtype)
     for i in range(n):
         for j in range(n):
             out[i, j] = m[i, j] if j <= i else m[j, i]
@@ -164,7 +165,7 @@ def qr_q_grad(g, a):
 @register_jitable
 def qr_r_grad(g, a):
     q, r = np.linalg.qr(a)
-    return _qr_back(q, r, r @ g.T, np.zeros(q.shape))
+    return _qr_back(q, r, r @ g.T, np.zeros(q.shape, q.dtype))
 
 
 # --- lstsq (full column rank, m >= n) --------------------------------------------------------
@@ -233,26 +234,15 @@ def lstsq_residuals_grads(g, a, b):
 # --- tangents (forward mode) -----------------------------------------------------------------
 
 @register_jitable
-def _symmetric_read(t):
-    """The symmetric matrix a perturbation t of eigh's input stands for (its lower triangle)."""
-    n = t.shape[0]
-    out = np.empty((n, n))
-    for i in range(n):
-        for j in range(n):
-            out[i, j] = t[i, j] if j <= i else t[j, i]
-    return out
-
-
-@register_jitable
 def eigh_values_tangent(t, a):
     v = np.linalg.eigh(a)[1]
-    return np.sum(v * (_symmetric_read(t) @ v), axis=0)
+    return np.sum(v * (_copy_lower(t) @ v), axis=0)
 
 
 @register_jitable
 def eigh_vectors_tangent(t, a):
     w, v = np.linalg.eigh(a)
-    return v @ (_gaps(w) * (v.T @ _symmetric_read(t) @ v))
+    return v @ (_gaps(w) * (v.T @ _copy_lower(t) @ v))
 
 
 @register_jitable
@@ -261,43 +251,40 @@ def svd_s_tangent(t, a):
     return np.sum(u * (t @ vt.T), axis=0)
 
 
-def tangent_by_cotangents(cotangents, ans, tangents, *args):
+def tangent_by_cotangents(cotangents, ans, *tangents):
     """The tangent of a result from its cotangent function, one output entry at a time:
-    entry k is sum_i <cotangents(e_k, ans, *args)[i], tangents[i]> (e_k: the k-th unit
-    cotangent). For results of a few entries (a decomposition's factors); plain NumPy."""
+    entry k is sum_i <cotangents(e_k)[i], tangents[i]> (e_k: the k-th unit cotangent).
+    For results of a few entries (a decomposition's factors); plain NumPy."""
     out = np.zeros(np.shape(ans))
     flat = out.reshape(-1)
     for k in range(flat.size):
         unit = np.zeros(np.shape(ans))
         unit.reshape(-1)[k] = 1.0
-        parts = cotangents(unit, ans, *args)
+        parts = cotangents(unit)
         parts = parts if isinstance(parts, tuple) else (parts,)
         flat[k] = sum(float(np.sum(p * t)) for p, t in zip(parts, tangents) if p is not None)
     return out
 
 
 def svd_u_tangent(t, ans, a, full_matrices):
-    return tangent_by_cotangents(lambda g, _, a, f: svd_u_grad(g, a, f), ans, (t,), a,
-                                 full_matrices)
+    return tangent_by_cotangents(lambda g: svd_u_grad(g, a, full_matrices), ans, t)
 
 
 def svd_vt_tangent(t, ans, a, full_matrices):
-    return tangent_by_cotangents(lambda g, _, a, f: svd_vt_grad(g, a, f), ans, (t,), a,
-                                 full_matrices)
+    return tangent_by_cotangents(lambda g: svd_vt_grad(g, a, full_matrices), ans, t)
 
 
 def qr_q_tangent(t, ans, a):
-    return tangent_by_cotangents(lambda g, _, a: qr_q_grad(g, a), ans, (t,), a)
+    return tangent_by_cotangents(lambda g: qr_q_grad(g, a), ans, t)
 
 
 def qr_r_tangent(t, ans, a):
-    return tangent_by_cotangents(lambda g, _, a: qr_r_grad(g, a), ans, (t,), a)
+    return tangent_by_cotangents(lambda g: qr_r_grad(g, a), ans, t)
 
 
 def lstsq_solution_tangent(t_a, t_b, ans, a, b):
-    return tangent_by_cotangents(lstsq_solution_grads, ans, (t_a, t_b), a, b)
+    return tangent_by_cotangents(lambda g: lstsq_solution_grads(g, ans, a, b), ans, t_a, t_b)
 
 
 def lstsq_residuals_tangent(t_a, t_b, ans, a, b):
-    return tangent_by_cotangents(lambda g, _, a, b: lstsq_residuals_grads(g, a, b), ans,
-                                 (t_a, t_b), a, b)
+    return tangent_by_cotangents(lambda g: lstsq_residuals_grads(g, a, b), ans, t_a, t_b)

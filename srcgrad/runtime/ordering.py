@@ -15,18 +15,19 @@ from numba.extending import overload, register_jitable
 
 from ._types import is_none as _is_none
 from ._types import is_number as _is_number
+from .dtypes import as_float, float_dtype
 
 
 # --- sort: the cotangent of rank k goes to the element of rank k ------------------------
 
 def sort_grad(g, a, axis):
-    a = np.asarray(a, dtype=np.float64)
+    a = np.asarray(a)
     if axis is None:
         out = np.zeros(a.size)
         out[np.argsort(a, axis=None, kind="stable")] = np.ravel(g)
-        return out.reshape(a.shape)
+        return as_float(out.reshape(a.shape), a)
     order = np.argsort(a, axis=axis, kind="stable")
-    out = np.zeros(a.shape)
+    out = np.zeros(a.shape, float_dtype(a))
     np.put_along_axis(out, order, np.asarray(g, dtype=np.float64), axis)
     return out
 
@@ -63,7 +64,7 @@ def percentile_parts(g, a, q, axis):
     """(cotangent of a, cotangent of q) of np.percentile(a, q, axis) with a scalar q."""
     if np.ndim(q) != 0:
         raise ValueError("srcgrad differentiates np.percentile with one q at a time")
-    a = np.asarray(a, dtype=np.float64)
+    a = np.asarray(a)
     moved = a.reshape(-1) if axis is None else np.moveaxis(a, axis, -1)
     n = moved.shape[-1]
     pos = float(q) / 100.0 * (n - 1)
@@ -79,7 +80,7 @@ def percentile_parts(g, a, q, axis):
     ranked = np.take_along_axis(moved, order, -1)
     dq = np.sum(g[..., 0] * (ranked[..., hi] - ranked[..., lo]) * (n - 1) / 100.0)
     ga = weights.reshape(a.shape) if axis is None else np.moveaxis(weights, -1, axis)
-    return ga, float(dq)
+    return as_float(ga, a), float(dq)
 
 
 @overload(percentile_parts)
@@ -125,16 +126,20 @@ def _median_grad(g, a, axis):
 
 # --- take and take_along_axis: a gather, whose adjoint adds into the indexed places -----
 
+def _scatter(shape, index, g):
+    """Zeros of `shape` with g added at `index` (repeated indices add up)."""
+    out = np.zeros(shape)
+    np.add.at(out, index, g)
+    return out
+
+
 def take_grad(g, a, indices, axis):
     a = np.asarray(a, dtype=np.float64)
-    out = np.zeros(a.shape)
     if axis is None:
-        np.add.at(out.reshape(-1), np.asarray(indices), g)
-        return out
+        return _scatter(a.size, np.asarray(indices), g).reshape(a.shape)
     index = [slice(None)] * a.ndim
     index[axis] = np.asarray(indices)
-    np.add.at(out, tuple(index), g)
-    return out
+    return _scatter(a.shape, tuple(index), g)
 
 
 @overload(take_grad)
@@ -155,16 +160,13 @@ def _take_grad(g, a, indices, axis):
 
 def take_along_axis_grad(g, arr, indices, axis):
     arr = np.asarray(arr, dtype=np.float64)
-    out = np.zeros(arr.shape)
     if axis is None:
-        np.add.at(out.reshape(-1), np.asarray(indices), g)
-        return out
+        return take_grad(g, arr, indices, None)
     axis = axis % arr.ndim
     grids = np.ogrid[tuple(slice(n) for n in indices.shape)]
     index = tuple(indices if d == axis else np.broadcast_to(grids[d], indices.shape)
                   for d in range(arr.ndim))
-    np.add.at(out, index, g)
-    return out
+    return _scatter(arr.shape, index, g)
 
 
 @overload(take_along_axis_grad)
@@ -172,19 +174,13 @@ def _take_along_axis_grad(g, arr, indices, axis):
     if not (isinstance(arr, types.Array) and arr.ndim == 1):
         return None
 
-    def impl(g, arr, indices, axis):
-        out = np.zeros(arr.size)
-        for k in range(indices.size):
-            i = indices[k]
-            out[i if i >= 0 else i + arr.size] += g[k]
-        return out
-    return impl
+    return lambda g, arr, indices, axis: take_grad(g, arr, indices, None)  # 1-d: a take
 
 
 # --- roll: rolled back ------------------------------------------------------------------
 
 def roll_back(g, shift, axis):
-    return np.roll(np.asarray(g, dtype=np.float64), np.negative(shift), axis)
+    return np.roll(np.asarray(g), np.negative(shift), axis)
 
 
 @overload(roll_back)
@@ -237,7 +233,7 @@ def _along(fn, x, y, a, axis):
 
 def cumprod_grad(g, a, axis):
     out = _along(_cumprod_grad_1d, g, g, a, axis)
-    return out.reshape(np.shape(a)) if axis is None else out
+    return as_float(out.reshape(np.shape(a)) if axis is None else out, a)
 
 
 def cumprod_tangent(t, a, axis):
