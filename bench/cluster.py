@@ -39,6 +39,13 @@ def logistic(w, X, y):
     return np.sum(np.logaddexp(0.0, z) - y * z)
 
 
+def labels(X, truth, block_info=None):
+    """Labels of the rows of one block of X under a logistic model, drawn from a random
+    stream of the block's own: computed where the block is."""
+    u = np.random.default_rng([19, block_info[0]["chunk-location"][0]]).random(X.shape[0])
+    return (u < 1.0 / (1.0 + np.exp(-X @ truth))).astype(np.float64)
+
+
 def _timed(fn):
     start = time.perf_counter()
     result = fn()
@@ -59,10 +66,9 @@ def main():
     w = np.linspace(-0.5, 0.5, d)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        rng = da.random.default_rng(19)
-        X = rng.standard_normal((n, d), chunks=(-(-n // opts.chunks), d))
-        y = (rng.random(n, chunks=X.chunks[0]) < 0.5).astype(np.float64)
-        X, y = client.persist([X, y])
+        X = da.random.default_rng(19).standard_normal((n, d), chunks=(-(-n // opts.chunks), d))
+        y = X.map_blocks(labels, np.linspace(-1.0, 1.0, d), drop_axis=1, dtype=np.float64)
+        X, y = client.persist([X, y])  # each y block on the worker of its X block
         Xl, yl = X.compute(), y.compute()  # the same numbers, in this process
         tiny = [da.from_array(np.ones((200, d)), chunks=100),
                 da.from_array(np.ones(200), chunks=100)]

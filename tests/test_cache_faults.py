@@ -209,10 +209,13 @@ def test_a_planted_module_in_another_users_directory_is_never_imported(tmp_path,
     assert not marker.exists()
 
 
-def test_a_subdirectory_others_can_write_makes_the_cache_unsafe(tmp_path):
+def test_the_cache_subdirectories_are_made_private_and_checked(tmp_path):
     folder = tmp_path / "sub"
-    (folder / "__pycache__").mkdir(parents=True)
-    folder.chmod(0o700)
     assert cache.unsafe(folder) is None
+    for sub in ("", "index", "__pycache__"):  # as numba would not make __pycache__
+        assert stat.S_IMODE(os.stat(folder / sub).st_mode) == 0o700
     (folder / "__pycache__").chmod(0o777)
     assert "__pycache__ is writable by group and others" in cache.unsafe(folder)
+    (folder / "__pycache__").rmdir()
+    (folder / "__pycache__").write_text("a file")
+    assert "__pycache__ is not a directory" in cache.unsafe(folder)

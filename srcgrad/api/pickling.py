@@ -35,7 +35,6 @@ import linecache
 import os
 import pickle
 import sys
-import sysconfig
 import threading
 import types
 from collections import OrderedDict
@@ -185,15 +184,18 @@ def _reached(roots) -> _Reach:
     return reach
 
 
-_INSTALLED = tuple(os.path.realpath(sysconfig.get_paths()[k]) + os.sep
-                   for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+@functools.lru_cache(maxsize=1)
+def _installed() -> tuple:
+    import sysconfig
+    return tuple(os.path.realpath(sysconfig.get_paths()[k]) + os.sep
+                 for k in ("stdlib", "platstdlib", "purelib", "platlib"))
 
 
 def _users(module) -> bool:
     """Whether `module` is the user's own code (a file outside the installed libraries)."""
     where = getattr(module, "__file__", None)
     return (where is not None and not module.__name__.startswith("srcgrad")
-            and not os.path.realpath(where).startswith(_INSTALLED))
+            and not os.path.realpath(where).startswith(_installed()))
 
 
 def _outside_code(reads) -> list:

@@ -13,7 +13,8 @@ The cache holds code srcgrad executes (generated modules, numba's pickled index
 and data files), so `directory()` uses the configured directory
 (`config.configured_cache_dir()`: `SRCGRAD_CACHE_DIR`, else `~/.cache/srcgrad`)
 only if it is a directory owned by the current user, not writable by group or
-others (its `index/` and `__pycache__/` too, as with SSH keys), and writable.
+others (its `index/` and `__pycache__/` too, made with mode 700; as with SSH
+keys), and writable.
 Otherwise it warns once, naming the directory, the reason and
 `SRCGRAD_CACHE_DIR`, and uses a private temporary directory for the rest of the
 process (deleted at exit), so nothing planted in an unsafe directory is ever
@@ -65,23 +66,31 @@ def directory() -> Path:
 
 
 def unsafe(path: Path) -> str | None:
-    """Why `path` must not hold the cache, or None if it may (it is created if missing)."""
+    """Why `path` must not hold the cache, or None if it may. It is created if missing, and
+    so are its `index/` and `__pycache__/`, with mode 700 (numba would make `__pycache__`
+    with the umask's mode)."""
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except FileExistsError:
         return "it is a file, not a directory"
     except OSError as exc:
         return f"it cannot be created ({exc.strerror or exc})"
-    for where in [path] + [path / sub for sub in _SUBDIRS if (path / sub).exists()]:
-        problem = _foreign(where)
-        if problem is not None:
-            return problem
+    problem = _foreign(path)
+    if problem is not None:
+        return problem
     try:
         fd, probe = tempfile.mkstemp(dir=path, prefix=".probe_")
         os.close(fd)
         os.unlink(probe)
+        for sub in _SUBDIRS:
+            if not os.path.lexists(path / sub):
+                (path / sub).mkdir(mode=0o700)
     except OSError as exc:
         return f"it is not writable ({exc.strerror or exc})"
+    for sub in _SUBDIRS:
+        problem = _foreign(path / sub)
+        if problem is not None:
+            return problem
     return None
 
 
@@ -109,7 +118,7 @@ def _private(configured: Path, problem: str) -> Path:
         f"srcgrad runs, so it must be a directory of yours that only you can write to. Using "
         f"the private directory {private} for this process instead (compiled code is not kept "
         "for the next process). Set SRCGRAD_CACHE_DIR to a directory you own with mode 700 "
-        "to keep it.", SrcgradWarning, stacklevel=outside())
+        "(`chmod -R go-w` one that is yours) to keep it.", SrcgradWarning, stacklevel=outside())
     return private
 
 

@@ -27,7 +27,7 @@ live across a cluster (issue 19; the optional extra `srcgrad[dask]`).
 from __future__ import annotations
 
 import pickle
-import weakref
+from collections import OrderedDict
 
 import numpy as np
 
@@ -45,16 +45,18 @@ from . import tasks
 
 __all__ = ["value_and_grad", "worker_times"]
 
-_GRADIENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loss -> {jit: gradient}
+_GRADIENTS: OrderedDict = OrderedDict()  # (loss, jit) -> value_and_grad(loss), the last few
+_KEEP = 16
 
 
 def value_and_grad(loss, params, *data, split_every: int = 8, jit: bool = True):
     """(sum over shards of loss(params, *shard), its gradient with respect to params)."""
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every}")
-    gradient = _GRADIENTS.setdefault(loss, {}).get(jit)
-    if gradient is None:
-        gradient = _GRADIENTS[loss][jit] = _local_value_and_grad(loss, 0, jit=jit)
+    gradient = _GRADIENTS.pop((loss, jit), None) or _local_value_and_grad(loss, 0, jit=jit)
+    _GRADIENTS[loss, jit] = gradient
+    while len(_GRADIENTS) > _KEEP:
+        _GRADIENTS.popitem(last=False)
     payload = pickle.dumps(gradient, protocol=pickle.HIGHEST_PROTOCOL)  # in every task
     parts = _parts(payload, params, data)
     while len(parts) > 1:
