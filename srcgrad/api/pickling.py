@@ -43,8 +43,7 @@ from dataclasses import dataclass, field
 from ..backend import cache, index
 from ..config import __version__
 from ..errors import SrcgradError
-from ..rules import fingerprint
-from ..rules import custom
+from ..rules import custom, fingerprint
 from ..rules.forward import forward_rule
 from ..rules.registry import lookup
 from . import programs
@@ -158,6 +157,7 @@ class _Reach:
 
 
 def _reached(roots) -> _Reach:
+    """What pickling `roots` carries (see `_Reach`)."""
     reach, heads = _Reach(), []
 
     def note(parent, chain, found, value, _target):
@@ -346,5 +346,5 @@ def _plant(func, wrt, mode, key, record, source) -> None:
             return  # another srcgrad (transform from source), or cached here already
         cache.store_file(record["module"], source)
         index.save(key, record)
-    except (OSError, index.Unindexable):
+    except (OSError, ValueError, index.Unindexable):
         pass  # the object is made from the carried source instead

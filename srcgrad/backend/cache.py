@@ -129,6 +129,8 @@ def store(stem: str, key: str, source: str) -> Path:
 
 def store_file(name: str, source: str) -> Path:
     """`store` by the module's file name (a module carried from another process)."""
+    if os.path.basename(name) != name or not name.endswith(".py"):
+        raise ValueError(f"not a generated module's file name: {name!r}")
     folder = directory()
     path = folder / name
     if path.exists() and path.read_text() == source:

@@ -53,7 +53,9 @@ def value_and_grad(loss, params, *data, split_every: int = 8, jit: bool = True):
     """(sum over shards of loss(params, *shard), its gradient with respect to params)."""
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every}")
-    gradient = _GRADIENTS.pop((loss, jit), None) or _local_value_and_grad(loss, 0, jit=jit)
+    gradient = _GRADIENTS.pop((loss, jit), None)
+    if gradient is None:
+        gradient = _local_value_and_grad(loss, 0, jit=jit)
     _GRADIENTS[loss, jit] = gradient
     while len(_GRADIENTS) > _KEEP:
         _GRADIENTS.popitem(last=False)
