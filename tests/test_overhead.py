@@ -69,9 +69,10 @@ def test_fast_path_is_taken_for_plain_positional_calls(monkeypatch):
 
 def test_scalars_and_numpy_scalars():
     g = srcgrad.grad(square, jit=False)
-    for x in (3.0, np.float64(3.0), np.float32(3.0)):
+    for x in (3.0, np.float64(3.0)):
         out = g(x)
         assert type(out) is float and out == 6.0
+    assert type(g(np.float32(3.0))) is np.float32  # a float32 gets a float32 (issue 15)
     zero_d = g(np.array(3.0))  # a 0-d array: the general path, a 0-d gradient
     assert isinstance(zero_d, np.ndarray) and zero_d.shape == () and zero_d == 6.0
 

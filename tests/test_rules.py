@@ -187,6 +187,38 @@ def test_rule_matches_finite_differences(rule, shapes, request):
             f"argument {i}: finite differences give {numeric!r}, the rule gives {analytic!r}")
 
 
+def _float32(x):
+    if isinstance(x, tuple):
+        return tuple(_float32(e) for e in x)
+    return x.astype(np.float32) if isinstance(x, np.ndarray) and x.dtype == np.float64 else x
+
+
+@pytest.mark.parametrize("rule, shapes", SWEEP)
+def test_rule_keeps_float32(rule, shapes, request):
+    """Called on float32 arrays, a rule gives float32 cotangents (autograd#163, #671), near
+    the float64 ones."""
+    rng = np.random.default_rng(zlib.crc32(request.node.callspec.id.encode()))
+    if rule.sample is not None:
+        args = list(shapes(rng))
+    else:
+        lo, hi = rule.domain
+        args = [_draw(rng, s, lo, hi) for s in shapes]
+    ans = rule.primal(*args)
+    g = float(rng.normal()) if np.ndim(ans) == 0 else rng.normal(size=np.shape(ans))
+    n = len(differentiable_params(rule.vjp))
+    wide = rule.vjp(g, ans, *args)
+    narrow = rule.vjp(_float32(g), rule.primal(*map(_float32, args)), *map(_float32, args))
+    wide, narrow = ((wide,), (narrow,)) if n == 1 else (wide, narrow)
+    for i, x, c, c64 in zip(range(n), args, narrow, wide):
+        for xk, ck, ck64 in (zip(x, c, c64) if isinstance(x, tuple) and c is not None
+                             else [(x, c, c64)]):
+            if not (isinstance(xk, np.ndarray) and xk.dtype == np.float64) or ck is None:
+                continue
+            assert isinstance(ck, np.ndarray) and ck.dtype == np.float32, \
+                f"argument {i}: a float32 array gets a {getattr(ck, 'dtype', type(ck))} cotangent"
+            np.testing.assert_allclose(ck, ck64, rtol=2e-3, atol=2e-3 * np.max(np.abs(ck64)))
+
+
 def _argument_slots(rule, args, cots):
     """(label, value, cotangent, primal as a function of that value) for each argument.
 

@@ -7,7 +7,13 @@
   0-d arrays as scalars, Variables as their values), then the data globals read
   now; complex values refused (`_reject_complex`); arrays the code writes into
   copied, so the caller's arrays are never modified.
-- `_shaped_like`: a gradient shaped like its argument.
+- `_shaped_like`: a gradient shaped like its argument, in its float dtype.
+
+float32 (and float16) values are computed in float64 (`_wide`): numba types Python
+constants as float64, so compiled float32 code would mix precisions anyway, and one
+compiled program serves every precision. Derivatives come back in their arguments'
+dtypes and the value in the dtype NumPy's promotion of the float arguments gives
+(`value_like`: float32 when they are all float32).
 """
 from __future__ import annotations
 
@@ -74,8 +80,8 @@ def inputs_of(program, values: dict, wrt, labels: dict | None = None) -> list:
     labels = labels or {}
     for name in wrt:
         values[name] = _check_differentiable(labels.get(name, name), values[name])
-    inputs = [_plain(v) for v in values.values()]
-    inputs += [_plain(v) for v in program.resolved.read_globals()]
+    inputs = [_wide(_plain(v)) for v in values.values()]
+    inputs += [_wide(_plain(v)) for v in program.resolved.read_globals()]
     sources = program.resolved.global_sources
     spelled = [f"argument {labels.get(n, n)!r}" for n in values] + [
         f"the global {sources.get(n, (None, n))[1]!r}" for n in program.resolved.data_globals]
@@ -98,7 +104,37 @@ def _plain(value):
     return value
 
 
+_NARROW = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def _wide(value):
+    """float32 and float16 values as float64: generated code computes in float64."""
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float64) if value.dtype in _NARROW else value
+    return float(value) if isinstance(value, (np.float32, np.float16)) else value
+
+
+def narrow_dtype(values):
+    """The dtype NumPy's promotion gives the float values among `values` (arrays and NumPy
+    scalars; Python floats do not count), if narrower than float64; else None."""
+    kinds = [v.dtype for v in values if isinstance(v, (np.ndarray, np.floating))
+             and v.dtype.kind == "f"]
+    narrow = np.result_type(*kinds) if kinds else None
+    return narrow if narrow in _NARROW else None
+
+
 def _shaped_like(grad, arg):
+    """A derivative with its argument's shape and float dtype (float64 unless the argument
+    is float32 or float16): a float for a Python float or float64 scalar."""
     if isinstance(arg, np.ndarray):
-        return np.asarray(grad, dtype=np.float64).reshape(arg.shape)
+        dtype = arg.dtype if arg.dtype in _NARROW else np.float64
+        return np.asarray(grad, dtype=dtype).reshape(arg.shape)
+    if isinstance(arg, (np.float32, np.float16)):
+        return type(arg)(grad)
     return float(grad)
+
+
+def value_like(value, values):
+    """The function's value in the dtype NumPy's promotion of the float `values` gives."""
+    narrow = narrow_dtype(values)
+    return _plain(value) if narrow is None or np.ndim(value) else narrow.type(value)

@@ -11,10 +11,11 @@ the call is not one it handles. It handles calls where
   float) or a C-contiguous float64 array with at least one dimension (passed
   on as it is: `np.ascontiguousarray` would return it unchanged);
 - every other argument and every data global is an int, float, bool or NumPy
-  scalar of those kinds, or a non-complex array with at least one dimension
-  (passed on as it is, as `_plain` and `_reject_complex` would).
+  scalar of those kinds (not float32), or a float64, integer or boolean array
+  with at least one dimension (passed on as it is, as `_plain` would); a data
+  global standing for an attribute chain (`CFG.lam`) is read along it.
 
-Anything else (keywords, Variables, 0-d arrays, lists, tuples, complex values,
+Anything else (keywords, Variables, 0-d arrays, lists, tuples, complex values, float32,
 integers or booleans to differentiate, a data global that is missing or in an
 empty closure cell) goes the general way, which gives the error messages.
 Data globals are read afresh at every call, from the module dictionary or
@@ -30,10 +31,12 @@ import inspect
 
 import numpy as np
 
+from ..frontend.resolve import attribute_global, free_value
+
 SLOW = object()  # "this call takes the general path"
 _F64 = np.dtype(np.float64)
-_SCALARS = frozenset({float, int, bool, np.float64, np.float32, np.int64, np.int32, np.intp,
-                      np.bool_, np.uint64, np.uint32})
+_SCALARS = frozenset({float, int, bool, np.float64, np.int64, np.int32, np.intp, np.bool_,
+                      np.uint64, np.uint32})  # float32 values take the general path (widened)
 _EMPTY = object()
 
 
@@ -45,9 +48,32 @@ def readers(resolved, root):
         code = func.__code__
         if inner in code.co_freevars and func.__closure__:
             found.append((None, func.__closure__[code.co_freevars.index(inner)]))
-        else:
+        elif inner in func.__globals__ or attribute_global(func, inner.split("__")) is None:
             found.append((func.__globals__, inner))
+        else:
+            found.append((None, _Attributes(func, inner)))  # CFG__lam stands for CFG.lam
     return found
+
+
+class _Attributes:
+    """A data global standing for an attribute chain (`resolve.attribute_global`), read like
+    a closure cell: `cell_contents` is the chain's value now (ValueError if it is gone)."""
+
+    def __init__(self, func, name):
+        self.root, *self.attrs = name.split("__")
+        self.func = func
+
+    @property
+    def cell_contents(self):
+        found, value = free_value(self.func, self.root)
+        try:
+            for attr in self.attrs:
+                value = getattr(value, attr)
+        except AttributeError:
+            found = False
+        if not found:
+            raise ValueError(self.root)
+        return value
 
 
 def _positional_params(signature):
@@ -68,7 +94,8 @@ def _binder(wrt_pos, other_pos, readers, copied):
 
     def other_ok(v):
         t = type(v)
-        return t in scalars or (t is ndarray and v.ndim != 0 and v.dtype.kind != "c")
+        return t in scalars or (t is ndarray and v.ndim != 0 and (v.dtype == f64 or
+                                                                  v.dtype.kind in "biu"))
 
     def bind(args):
         inputs = list(args)

@@ -25,7 +25,7 @@ from .programs import gradient_by_forward_mode
 from ..errors import NonScalarOutputError
 from ..frontend.parse import numba_function
 from .arguments import (_check_differentiable, _plain, _reject_complex, _shaped_like,  # noqa: F401
-                        bind_arguments, inputs_of, prepare_inputs)
+                        bind_arguments, inputs_of, prepare_inputs, value_like)
 
 
 def _wrt_names(func, wrt) -> tuple[list[str], bool]:
@@ -138,7 +138,10 @@ class GradFunction(metaclass=_Compiled):
         else:
             grads = layout.derivatives(arguments, dict(zip(layout.flat_wrt, grads)))
         result = grads if self._many else grads[0]
-        return (_plain(value), result) if self._with_value else result
+        if not self._with_value:
+            return result
+        values = layout.values(arguments).values() if layout else arguments.values()
+        return value_like(value, [*values, *program.resolved.read_globals()]), result
 
     def _non_scalar(self, value, program=None):
         parsed = (program or self._program).resolved.parsed

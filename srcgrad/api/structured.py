@@ -56,14 +56,17 @@ def eager_build(func, wrt, jit):
     structure (`p["W"]`, `m.W`, `self.forward(x)`) and cannot be built for plain ones."""
     try:
         return build(func, wrt, jit=jit)
-    except SrcgradError:
-        if _reads_structures(func):
-            return None
-        raise
+    except SrcgradError as exc:
+        if not _reads_structures(func):
+            raise exc
+        return None
 
 
 def _reads_structures(func) -> bool:
-    tree = parse(func).tree
+    try:
+        tree = parse(func).tree
+    except SrcgradError:
+        return False
     params = {a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
     plain = set(DATA_ATTRIBUTES) | set(METHODS) | {"T"}
     for node in gast.walk(tree):

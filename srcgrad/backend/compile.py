@@ -18,6 +18,7 @@ srcgrad's warnings are attributed to the first caller outside srcgrad.
 """
 from __future__ import annotations
 
+import linecache
 import os
 import re
 import sys
@@ -26,7 +27,9 @@ import warnings
 import numba
 from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
-from ..errors import SrcgradWarning
+from ..errors import Location, SrcgradError, SrcgradWarning
+from .numba_reasons import construct
+from .reals import ComplexWarning, complex_type, first_complex_line, has_complex
 
 
 class Compiled:
@@ -43,6 +46,8 @@ class Compiled:
         self.line_map = line_map
         self.describe = describe  # "gradient of f (model.py:3)"
         self.dispatcher = _quiet(numba.njit(cache=True)(python_func)) if jit else None
+        if jit:
+            self._refusing_complex(self.dispatcher)
         self.fallback_reason: str | None = None
         self.backend: str | None = None
         self.jit = jit
@@ -67,7 +72,43 @@ class Compiled:
                 self.backend = "numba"
                 return result
         self.backend = "python"
-        return self.python(*args)
+        with warnings.catch_warnings():  # a complex value cast to real: refused (reals.py)
+            warnings.simplefilter("error", ComplexWarning)
+            try:
+                result = self.python(*args)
+            except ComplexWarning:
+                result = 1j
+        if has_complex(result):
+            self.refuse_complex(args)
+        return result
+
+    def _refusing_complex(self, dispatcher):
+        """Check each signature numba compiles (or loads) for complex values (reals.py)."""
+        compile_for_args = dispatcher._compile_for_args
+
+        def checked(*args, **kws):
+            known = set(dispatcher.overloads)
+            out = compile_for_args(*args, **kws)
+            if any(complex_type(cres) for sig, cres in dispatcher.overloads.items()
+                   if sig not in known):
+                self.refuse_complex(args)
+            return out
+        dispatcher._compile_for_args = checked
+
+    def refuse_complex(self, args):
+        """Raise SrcgradError at the user's line where a complex value appears."""
+        line = first_complex_line(self.python, args, self.path)
+        where = self.line_map.get(line) if line is not None else None
+        loc = None
+        if where is not None:
+            filename, _, number = where.rpartition(":")
+            loc = Location(filename, int(number), 0, linecache.getline(filename, int(number)))
+        raise SrcgradError(
+            f"srcgrad cannot compute the {self.describe}: a complex value appears on a "
+            "differentiated path (a negative number to a fractional power, a library call "
+            "returning complex values, a complex value cast to real); srcgrad differentiates "
+            "real-valued code only and refuses complex values rather than give a wrong "
+            "number. Keep the real and imaginary parts as separate real arrays.", loc)
 
     def call_helper(self, name: str, *args):
         """Call another function of the generated module (`f__value`), compiled if numba can."""
@@ -112,12 +153,17 @@ class Compiled:
         reason = _message(exc)
         self.fallback_reason = reason
         user_line = self.user_line(reason)
-        first = _key_line(reason)
-        where = f" (at {user_line})" if user_line else ""
+        what = construct(reason) or f"numba said: {_key_line(reason)}"
+        where = ""
+        if user_line:
+            filename, _, number = user_line.rpartition(":")
+            text = linecache.getline(filename, int(number)).strip()
+            where = f" at {user_line}" + (f" ({text})" if text else "")
         warnings.warn(
-            f"srcgrad: numba could not compile the {self.describe}{where}; running it as plain "
-            f"Python instead, which is slower but gives the same result. Numba said: {first}\n"
-            f"The generated code is in {self.path}.", SrcgradWarning, stacklevel=outside())
+            f"srcgrad: numba could not compile the {self.describe}: {what}{where}; running it "
+            f"as plain Python instead, which is slower but gives the same result.\n"
+            f"The generated code is in {self.path}; numba's whole message is in the "
+            "gradient's .fallback_reason.", SrcgradWarning, stacklevel=outside())
 
     def user_line(self, reason: str):
         """The user's file:line that numba's message points at, if it names a generated line."""

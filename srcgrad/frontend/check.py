@@ -18,6 +18,7 @@ import os
 import re
 
 import gast
+import numpy as np
 
 from ..config import cache_dir
 from ..errors import SrcgradSyntaxError
@@ -129,6 +130,8 @@ def _check_node(parsed: Parsed, node) -> None:
     if isinstance(node, gast.Call) and _makes_complex(parsed, node.func):
         _fail(parsed, node, "making a complex number",
               "srcgrad does not support complex numbers yet")
+    if _makes_complex(parsed, node) or _complex_dtype_text(node):
+        _fail(parsed, node, "a complex dtype", "srcgrad differentiates real values only")
     if isinstance(node, gast.Call):
         if any(k.arg is None for k in node.keywords):
             _fail(parsed, node, "a **kwargs argument in a call")
@@ -146,10 +149,30 @@ _COMPLEX_TYPES = ("complex64", "complex128", "complex256", "complex_", "csingle"
 
 
 def _makes_complex(parsed: Parsed, func) -> bool:
-    """`complex(...)` (the builtin, not shadowed by a global) or `np.complex128(...)`."""
+    """`complex` (the builtin, not shadowed by a global) or `np.complex128`, called or as a
+    dtype (`dtype=complex`, `x.astype(np.complex64)`)."""
     if isinstance(func, gast.Name):
-        return func.id == "complex" and "complex" not in getattr(parsed.func, "__globals__", {})
+        return (func.id == "complex" and isinstance(func.ctx, gast.Load)
+                and "complex" not in getattr(parsed.func, "__globals__", {}))
     return isinstance(func, gast.Attribute) and func.attr in _COMPLEX_TYPES
+
+
+def _complex_dtype_text(node) -> bool:
+    """A dtype spelled as text that is complex: `dtype="complex128"`, `.astype("c16")`."""
+    if isinstance(node, gast.keyword) and node.arg == "dtype":
+        texts = [node.value]
+    elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+            and node.func.attr == "astype":
+        texts = node.args[:1]
+    else:
+        return False
+    for text in texts:
+        if isinstance(text, gast.Constant) and isinstance(text.value, str):
+            try:
+                return np.dtype(text.value).kind == "c"
+            except TypeError:
+                return False
+    return False
 
 
 def _check_target(parsed: Parsed, target, subscript=True) -> None:

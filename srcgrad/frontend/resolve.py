@@ -109,7 +109,34 @@ def free_value(func, name):
         return True, func.__globals__[name]
     if hasattr(builtins, name):
         return True, getattr(builtins, name)
-    return False, None
+    return _attribute_value(func, name)
+
+
+def attribute_global(func, parts: list) -> str | None:
+    """The data global that stands for the attribute chain `CFG.lam` (`CFG__lam`, which
+    `free_value` reads as that chain at each call), or None where that name would be
+    ambiguous (a name of its own, a part with a double underscore)."""
+    encoded = "__".join(parts)
+    if encoded.split("__") != parts or encoded in func.__code__.co_freevars \
+            or encoded in func.__globals__ or hasattr(builtins, encoded):
+        return None
+    return encoded
+
+
+def _attribute_value(func, name):
+    """(found, value) of a data global made by `attribute_global`: the chain read now."""
+    root, *attrs = name.split("__")
+    if not attrs or not root:
+        return False, None
+    found, value = free_value(func, root)
+    for attr in attrs:
+        if not found or not attr:
+            return False, None
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            return False, None
+    return found, value
 
 
 def _chain(node):
@@ -154,6 +181,13 @@ class _Resolver(gast.NodeTransformer):
                 obj = getattr(obj, attr)
             except AttributeError:
                 self.fail(node, f"{'.'.join(parts[:i])} has no attribute {attr!r}")
+        if _is_data(obj) and not isinstance(first, types.ModuleType):
+            encoded = attribute_global(self.parsed.func, parts)  # CFG.lam: read at each call
+            if encoded is not None and encoded not in self.locals:
+                if encoded not in self.data_globals:
+                    self.data_globals.append(encoded)
+                return gast.Name(id=encoded, ctx=gast.Load(), annotation=None,
+                                 type_comment=None), obj, encoded
         if isinstance(first, types.ModuleType) and id(first) in _ROOTS:
             spelled = ".".join([_ROOTS[id(first)]] + parts[1:])
         elif spelling(obj) is not None:
@@ -228,6 +262,10 @@ class _Resolver(gast.NodeTransformer):
                 obj = by_forward_mode()
             except NotImplementedError as exc:
                 self.fail(node, str(exc))
+        if inspect.ismethod(obj) and user_function(obj.__func__) is not None:
+            self.fail(node, f"calling the method {spelled}() of an object srcgrad reads as a "
+                            f"global; pass {spelled.split('.')[0]} to the function as an argument "
+                            "(srcgrad differentiates methods of arguments)")
         inlined = user_function(obj)  # a numba function (generated code too): its Python source
         if inlined is not None:
             node.callee = inlined  # inlined by normalize (calls.py), not looked up as a rule

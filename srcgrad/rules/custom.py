@@ -7,7 +7,10 @@ returning the cotangent of each argument without a default (a tuple when
 there are several, `None` for no gradient), exactly like the built-in rules:
 generated code inlines its body, so under `jit=True` it runs compiled when
 numba can compile the callable and the rule. The rule's number of cotangents
-is checked when it is registered; their shapes are checked when it runs.
+is checked when it is registered; their shapes are checked when it runs (a cotangent
+with the shape an argument was broadcast to, such as `g * ...` for a scalar
+parameter of an elementwise function, is summed back to the argument's shape,
+as for built-in rules; any other shape is an error).
 
 Its forward rule is `jvp(t_x, ..., ans, x, ...)`: one tangent per argument
 without a default, in order, then `ans` and the call's arguments, returning the

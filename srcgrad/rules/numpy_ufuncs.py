@@ -59,7 +59,7 @@ def exp(g, ans, x):
 
 @defrule(np.exp2)
 def exp2(g, ans, x):
-    return g * ans * np.log(2.0)
+    return g * ans * math.log(2.0)
 
 
 @defrule(np.expm1, math.expm1)
@@ -74,12 +74,12 @@ def log(g, ans, x):
 
 @defrule(np.log2, math.log2, domain=(0.2, 3.0))
 def log2(g, ans, x):
-    return g / (x * np.log(2.0))
+    return g / (x * math.log(2.0))
 
 
 @defrule(np.log10, math.log10, domain=(0.2, 3.0))
 def log10(g, ans, x):
-    return g / (x * np.log(10.0))
+    return g / (x * math.log(10.0))
 
 
 @defrule(np.log1p, math.log1p, domain=(-0.5, 3.0))

@@ -12,6 +12,7 @@ int; 0-d arrays are turned into floats by the caller before the call
 from __future__ import annotations
 
 from .calls import linked, stop_gradient  # noqa: F401
+from . import reductions  # noqa: F401  (numba overloads of np.max(x, axis, keepdims), ...)
 from .tangents import matrix_inner, reduce_sum, solve_like, solve_product, unit_like  # noqa: F401
 from .checks import check_cotangent, forbid_array_alias, snapshot  # noqa: F401
 from .recording import record_at, restore, restore_at, range_last, tape_array, tape_like, trip_count  # noqa: F401

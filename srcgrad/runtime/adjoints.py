@@ -7,12 +7,13 @@ from numba.extending import overload
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from ._types import is_number as _is_number
+from .dtypes import as_float, float_dtype
 
 
 # --- seed_like: the cotangent of the output (ones; the caller rejects non-scalar outputs) ---
 
 def seed_like(y):
-    return 1.0 if np.ndim(y) == 0 else np.ones(np.shape(y))
+    return 1.0 if np.ndim(y) == 0 else np.ones(np.shape(y), float_dtype(y))
 
 
 @overload(seed_like)
@@ -26,7 +27,7 @@ def _seed_like(y):
 def zeros_like(x):
     if isinstance(x, list):
         return [zeros_like(e) for e in x]
-    return 0.0 if np.ndim(x) == 0 else np.zeros(np.shape(x))
+    return 0.0 if np.ndim(x) == 0 else np.zeros(np.shape(x), float_dtype(x))
 
 
 @overload(zeros_like)
@@ -48,8 +49,8 @@ def zeros_plus(x, e):
     if np.ndim(x) == 0:
         return 0.0 + e
     if np.shape(e) == np.shape(x):
-        return np.array(e, dtype=np.float64)
-    return np.zeros(np.shape(x)) + e
+        return np.array(e, dtype=float_dtype(x))
+    return as_float(np.zeros(np.shape(x), float_dtype(x)) + e, x)
 
 
 @overload(zeros_plus)
@@ -67,7 +68,7 @@ def _zeros_plus(x, e):
 # --- fill_like: v broadcast to x's shape (the adjoint of a full reduction) --------------
 
 def fill_like(x, v):
-    return float(v) if np.ndim(x) == 0 else np.full(np.shape(x), v, dtype=np.float64)
+    return float(v) if np.ndim(x) == 0 else np.full(np.shape(x), v, dtype=float_dtype(x))
 
 
 @overload(fill_like)
@@ -83,7 +84,7 @@ def unbroadcast(g, x):
     xshape = np.shape(x)
     if not xshape:
         return float(np.sum(g))
-    g = np.asarray(g, dtype=np.float64)
+    g = as_float(g, x)
     if g.ndim < len(xshape):
         return np.broadcast_to(g, xshape).copy()
     if g.shape == xshape:

@@ -8,6 +8,8 @@ from numba.extending import overload
 from ._types import is_none as _is_none
 from ._types import is_number as _is_number
 from .cotangents import extremum_share
+from .dtypes import as_float, float_dtype
+from .reductions import prod_others_axis
 
 
 # --- expand_to: the cotangent of a reduction over `axis`, back in x's shape -------------
@@ -17,8 +19,8 @@ def expand_to(g, x, axis, keepdims):
     if np.ndim(x) == 0:
         return float(np.sum(g))
     if axis is None:
-        return np.full(np.shape(x), float(np.sum(g)))
-    g = np.asarray(g, dtype=np.float64)
+        return np.full(np.shape(x), np.sum(g), dtype=float_dtype(x))
+    g = as_float(g, x)
     if not keepdims:
         g = np.expand_dims(g, axis)
     return np.broadcast_to(g, np.shape(x)).copy()
@@ -62,7 +64,7 @@ def _expand_to(g, x, axis, keepdims):
 def axis_extremum_share(x, ans, axis, keepdims):
     if axis is None or np.ndim(x) == 0:
         return extremum_share(x, ans)
-    hits = np.asarray(x == expand_to(ans, x, axis, keepdims), dtype=np.float64)
+    hits = as_float(x == expand_to(ans, x, axis, keepdims), x)
     return hits / expand_to(hits.sum(axis=axis), x, axis, False)
 
 
@@ -81,7 +83,7 @@ def _axis_extremum_share(x, ans, axis, keepdims):
 def reshape_like(g, x):
     if np.ndim(x) == 0:
         return float(np.sum(g))
-    return np.reshape(np.asarray(g, dtype=np.float64), np.shape(x))
+    return np.reshape(as_float(g, x), np.shape(x))
 
 
 @overload(reshape_like)
@@ -142,7 +144,7 @@ def _untranspose(g, x, axes):
 # --- cumsum_grad: the adjoint of np.cumsum(x, axis): reversed cumulative sums -----------
 
 def cumsum_grad(g, x, axis):
-    g = np.asarray(g, dtype=np.float64)
+    g = as_float(g, x)
     if axis is None:
         flat = np.cumsum(np.ravel(g)[::-1])[::-1]
         return float(flat[0]) if np.ndim(x) == 0 else flat.reshape(np.shape(x))
@@ -194,9 +196,9 @@ def prod_others(a, axis):
     the right partials (dividing the product by `a` gives 0/0 there)."""
     if np.ndim(a) == 0:
         return 1.0
-    a = np.asarray(a, dtype=np.float64)
+    a = as_float(a, a)
     moved = a.reshape(1, -1) if axis is None else np.moveaxis(a, axis, -1)
-    ones = np.ones(moved.shape[:-1] + (1,))
+    ones = np.ones(moved.shape[:-1] + (1,), a.dtype)
     left = np.cumprod(np.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
     right = np.cumprod(np.concatenate([ones, moved[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
     if axis is None:
@@ -208,6 +210,8 @@ def prod_others(a, axis):
 def _prod_others(a, axis):
     if _is_number(a):
         return lambda a, axis: 1.0
+    if isinstance(axis, types.Integer):
+        return lambda a, axis: prod_others_axis(a, axis)
     if not _is_none(axis):
         return None
 

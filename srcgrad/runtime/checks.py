@@ -6,6 +6,7 @@ from numba import literally, types
 from numba.extending import overload
 
 from ..errors import SrcgradError
+from .adjoints import unbroadcast
 
 
 # --- forbid_array_alias: `z op= v` rebinds z; NumPy would write into a shared array --------
@@ -55,12 +56,20 @@ def _forbid_array_alias(z, other, message):
     return impl
 
 
-# --- check_cotangent: a custom rule's cotangent must have its argument's shape ----------
+# --- check_cotangent: a custom rule's cotangent has its argument's shape, or is summed to it -
 
 def check_cotangent(ct, x, message):
-    if np.shape(ct) != np.shape(x):
+    """`ct` if it has x's shape; summed over the axes x was broadcast along when it has the
+    shape x broadcasts to (a rule returning `g * ...` for a scalar `limit`); else an error."""
+    if np.shape(ct) == np.shape(x):
+        return ct
+    try:
+        wide = np.broadcast_shapes(np.shape(x), np.shape(ct))
+    except ValueError:
+        wide = None
+    if wide != np.shape(ct):
         raise SrcgradError(f"{message}: got shape {np.shape(ct)}, expected {np.shape(x)}")
-    return ct
+    return unbroadcast(ct, x)
 
 
 @overload(check_cotangent)
@@ -71,15 +80,20 @@ def _check_cotangent(ct, x, message):
     ct_array, x_array = isinstance(ct, types.Array), isinstance(x, types.Array)
     if not ct_array and not x_array:
         return lambda ct, x, message: ct
-    if ct_array != x_array or ct.ndim != x.ndim:
+    if ct_array and not x_array:
+        return lambda ct, x, message: np.sum(ct)  # a number broadcast against an array
+    if not ct_array or ct.ndim < x.ndim:
         def impl(ct, x, message):
             raise SrcgradError(text + ": its rank differs from the argument's")
         return impl
 
     def impl(ct, x, message):
-        if ct.shape != x.shape:
+        if ct.shape == x.shape:
+            return ct
+        summed = unbroadcast(ct, x)
+        if summed.shape != x.shape:
             raise SrcgradError(text + ": its shape differs from the argument's")
-        return ct
+        return summed
     return impl
 
 # --- snapshot: a value that later writes into its array cannot change ----------------

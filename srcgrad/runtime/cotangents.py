@@ -5,6 +5,7 @@ import numpy as np
 from numba.extending import overload
 
 from ._types import is_number as _is_number
+from .dtypes import as_float
 from .adjoints import unbroadcast
 
 
@@ -34,7 +35,7 @@ def _tie_share(x, ans, other):
 # --- extremum_share: d max(x) / dx, split evenly between tied maxima ---------------------
 
 def extremum_share(x, ans):
-    hits = np.asarray(x == ans, dtype=np.float64)
+    hits = as_float(x == ans, x)
     return hits / hits.sum() if hits.ndim else 1.0
 
 

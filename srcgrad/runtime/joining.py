@@ -30,7 +30,7 @@ CHANGED_SHAPES = ("srcgrad cannot differentiate this join: the values it joins h
 
 def _slabs(g, widths, axis, likes):
     """Consecutive slabs of `g` along `axis`, `widths[k]` wide, each shaped like `likes[k]`."""
-    g = np.asarray(g, dtype=np.float64)
+    g = np.asarray(g)
     if sum(widths) != g.shape[axis]:
         raise SrcgradError(CHANGED_SHAPES)
     out, lo = [], 0

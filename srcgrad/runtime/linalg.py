@@ -18,6 +18,7 @@ from numba.extending import overload, register_jitable
 
 from ._types import is_none as _is_none
 from ._types import is_number as _is_number
+from .dtypes import as_float, float_dtype
 
 
 # --- swap_last_axes: the transpose of each matrix of a stack ----------------------------
@@ -38,7 +39,7 @@ def stack_scalar(s):
     """`s` (a number, or one per matrix of a stack) shaped to broadcast against the stack."""
     if np.ndim(s) == 0:
         return float(s)
-    return np.asarray(s, dtype=np.float64)[..., None, None]
+    return np.asarray(s)[..., None, None]
 
 
 @overload(stack_scalar)
@@ -166,7 +167,7 @@ def _matrix_direction(x, ans, p):
 def linalg_norm_grad(g, ans, x, ord, axis, keepdims):
     if np.ndim(x) == 0:
         return float(np.sum(g)) * float(np.sign(x))
-    x = np.asarray(x, dtype=np.float64)
+    x = as_float(x, x)
     if isinstance(axis, tuple):
         if len(axis) != 1:
             raise ValueError("srcgrad: no gradient for np.linalg.norm over a pair of axes "
@@ -175,16 +176,16 @@ def linalg_norm_grad(g, ans, x, ord, axis, keepdims):
     if axis is None:
         g, ans = float(np.sum(g)), float(np.sum(ans))  # keepdims leaves arrays of size 1
         if x.ndim == 2 and ord is not None:
-            return g * _matrix_direction(x, ans, ord)
+            return as_float(g * _matrix_direction(x, ans, ord), x)
         if isinstance(ord, str):
             raise ValueError(f"srcgrad: no gradient for np.linalg.norm with ord={ord!r} of a "
                              f"{x.ndim}-d array")
         p = 2 if ord is None else ord
-        return g * _vector_direction(x, ans, p, None)
+        return as_float(g * _vector_direction(x, ans, p, None), x)
     if not keepdims:
         g, ans = np.expand_dims(g, axis), np.expand_dims(ans, axis)
     p = 2 if ord is None else ord
-    return np.asarray(g * _vector_direction(x, ans, p, axis), dtype=np.float64)
+    return as_float(g * _vector_direction(x, ans, p, axis), x)
 
 
 @register_jitable
@@ -287,9 +288,9 @@ def einsum_operand_grad(g, subscripts, k, *operands):
         cot = np.sum(cot, axis=summed, keepdims=True)
     cot = np.broadcast_to(cot, full)
     if len(labels) == len(spec):
-        result = np.array(cot, dtype=np.float64)
+        result = np.array(cot, dtype=float_dtype(x))
     else:  # a diagonal: only entries whose repeated indices are equal get a cotangent
-        result = np.zeros(shape)
+        result = np.zeros(shape, float_dtype(x))
         grids = np.indices(full, sparse=True)
         result[tuple(grids[labels.index(c)] for c in spec)] = cot
     return float(result) if np.ndim(x) == 0 else result

@@ -14,6 +14,7 @@ from numba import types
 from numba.extending import overload
 
 from ._types import is_number as _is_number
+from .dtypes import as_float, float_dtype
 
 
 # --- np.diag ----------------------------------------------------------------------------
@@ -21,8 +22,8 @@ from ._types import is_number as _is_number
 def diag_grad(g, v, k):
     """The cotangent of np.diag(v, k): the k-th diagonal of g (1-d v), or g on it (2-d v)."""
     if np.ndim(v) == 1:
-        return np.diag(np.asarray(g, dtype=np.float64), k).copy()
-    out = np.zeros(np.shape(v))
+        return np.diag(as_float(g, v), k).copy()
+    out = np.zeros(np.shape(v), float_dtype(v))
     rows = np.arange(len(g)) + max(-k, 0)
     out[rows, rows + k] = g
     return out
@@ -111,7 +112,7 @@ def interp_parts(g, x, xp, fp):
     """(cotangent of x, of xp, of fp) of np.interp(x, xp, fp), left/right at their defaults."""
     j, w, inside = _interval(x, xp)
     g = np.broadcast_to(np.asarray(g, dtype=np.float64), np.shape(x))
-    fp, xp = np.asarray(fp, dtype=np.float64), np.asarray(xp, dtype=np.float64)
+    fp, xp = np.asarray(fp), np.asarray(xp)
     slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
     gin = np.where(inside, g, 0.0)
     gx = gin * slope
@@ -123,7 +124,8 @@ def interp_parts(g, x, xp, fp):
     gxp = np.zeros(xp.shape)
     np.add.at(gxp, j, -gin * slope * (1.0 - w))
     np.add.at(gxp, j + 1, -gin * slope * w)
-    return (float(gx) if np.ndim(x) == 0 else gx), gxp, gfp
+    return (float(gx) if np.ndim(x) == 0 else as_float(gx, x)), as_float(gxp, xp), as_float(
+        gfp, fp)
 
 
 def interp_tangent(t_x, t_xp, t_fp, x, xp, fp):

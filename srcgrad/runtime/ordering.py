@@ -126,20 +126,21 @@ def _median_grad(g, a, axis):
 
 # --- take and take_along_axis: a gather, whose adjoint adds into the indexed places -----
 
-def _scatter(shape, index, g):
-    """Zeros of `shape` with g added at `index` (repeated indices add up)."""
-    out = np.zeros(shape)
+def _scatter(shape, index, g, like):
+    """Zeros of `shape` (of `like`'s float dtype) with g added at `index` (repeated indices
+    add up)."""
+    out = np.zeros(shape, float_dtype(like))
     np.add.at(out, index, g)
     return out
 
 
 def take_grad(g, a, indices, axis):
-    a = np.asarray(a, dtype=np.float64)
+    a = np.asarray(a)
     if axis is None:
-        return _scatter(a.size, np.asarray(indices), g).reshape(a.shape)
+        return _scatter(a.size, np.asarray(indices), g, a).reshape(a.shape)
     index = [slice(None)] * a.ndim
     index[axis] = np.asarray(indices)
-    return _scatter(a.shape, tuple(index), g)
+    return _scatter(a.shape, tuple(index), g, a)
 
 
 @overload(take_grad)
@@ -159,14 +160,14 @@ def _take_grad(g, a, indices, axis):
 
 
 def take_along_axis_grad(g, arr, indices, axis):
-    arr = np.asarray(arr, dtype=np.float64)
+    arr = np.asarray(arr)
     if axis is None:
         return take_grad(g, arr, indices, None)
     axis = axis % arr.ndim
     grids = np.ogrid[tuple(slice(n) for n in indices.shape)]
     index = tuple(indices if d == axis else np.broadcast_to(grids[d], indices.shape)
                   for d in range(arr.ndim))
-    return _scatter(arr.shape, index, g)
+    return _scatter(arr.shape, index, g, arr)
 
 
 @overload(take_along_axis_grad)

@@ -18,6 +18,7 @@ from numba.extending import overload, register_jitable
 
 from ._types import is_none as _is_none
 from ._types import is_number as _is_number
+from .dtypes import as_float
 
 
 def _elementwise(scalar_fn):
@@ -38,7 +39,7 @@ def _elementwise(scalar_fn):
 
 def _plain(fn, x):
     out = fn(x)
-    return float(out) if np.ndim(out) == 0 else np.asarray(out, dtype=np.float64)
+    return float(out) if np.ndim(out) == 0 else as_float(out, x)
 
 
 @register_jitable

@@ -15,7 +15,10 @@ def reduce_sum(x, axis, keepdims):
 
 @overload(reduce_sum)
 def _reduce_sum(x, axis, keepdims):
-    # keepdims=True never reaches numba: the primal reduction does not compile with it
+    if isinstance(keepdims, types.BooleanLiteral) and keepdims.literal_value:
+        return lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=True)  # reductions.py
+    if isinstance(keepdims, types.Boolean) and not isinstance(keepdims, types.BooleanLiteral):
+        return None  # numba asks again with the constant
     if is_none(axis):
         return lambda x, axis, keepdims: np.sum(x)
     return lambda x, axis, keepdims: np.sum(x, axis=axis)
