@@ -128,10 +128,6 @@ class Compiled:
             return False
         return key in self.dispatcher.overloads
 
-    def compiled_signatures(self) -> int:
-        """How many argument types numba holds compiled code for (0 without numba)."""
-        return 0 if self.dispatcher is None else len(self.dispatcher.overloads)
-
     def _drop_unreadable_cache(self, exc: Exception) -> bool:
         """If `exc` came from numba reading its cache files, delete this module's (once) and
         say so: whether to compile again."""
