@@ -283,10 +283,26 @@ def writes_into_argument(x):
     return np.sum(y)
 
 
+def _bump_private(u):
+    u[0] = 2.0 * u[0]
+    return u
+
+
+def writes_into_argument_private(x):
+    y = x * 1.0
+    _bump_private(y)
+    return np.sum(y)
+
+
 def test_callee_writing_into_a_caller_array_is_rejected():
     with pytest.raises(srcgrad.SrcgradSyntaxError,
                        match=r"bump\(\) writing into its parameter 'u', which is the caller's 'y'"):
         srcgrad.grad(writes_into_argument)
+    # a callee named with a leading underscore was once let through (its renamed
+    # parameter `u___bump_private1` was split at the wrong `__`)
+    with pytest.raises(srcgrad.SrcgradSyntaxError,
+                       match=r"_bump_private\(\) writing into its parameter 'u', which is the caller's 'y'"):
+        srcgrad.grad(writes_into_argument_private)
 
 
 def test_call_without_source_points_to_defvjp():

@@ -55,7 +55,7 @@ class Inliner:
         where = self.where
         for param, value in zip(callee.params, values):
             if param not in shared:
-                self.bind_parameter(call, rename[param], value, param in written)
+                self.bind_parameter(call, param, rename[param], value, param in written)
         for stmt in body[:-1]:
             self.statement(stmt)
         self.where = body[-1]
@@ -84,21 +84,27 @@ class Inliner:
                 and param not in assigned and param not in written
                 and value.id not in self.mutated and value.id not in self.lists}
 
-    def bind_parameter(self, call, param: str, value, written: bool):
-        """Bind an inlined copy's parameter to the caller's argument atom.
+    def bind_parameter(self, call, user: str, param: str, value, written: bool):
+        """Bind an inlined copy's parameter `param` (the callee's `user`) to the caller's
+        argument atom.
 
         A callee that writes into a caller's array would change it behind the
         caller's back (srcgrad does not differentiate through shared arrays)
         unless it rebinds the parameter to its own array first
         (`u = u.copy()`); a callee that only reads an array the caller writes
-        into later gets a copy, so the backward sweep reads what it saw.
+        into later gets a copy, so the backward sweep reads what it saw. A
+        callee writing into a parameter passed a temporary writes into a copy of
+        it: the temporary keeps the value the backward sweep may read.
         """
         caller_array = isinstance(value, gast.Name) and value.id in self.version
         shown = self.names.show(value.id) if caller_array else ""
         if caller_array and value.id in self.mutated:  # the callee's name must not see
             value = snapshot_of(value)                   # the caller's later writes
+        elif written and isinstance(value, gast.Name) and not _rebound_before_written(
+                call.callee.body, user):
+            value = snapshot_of(value)  # a temporary (`f(np.tanh(v))`): the backward sweep
+            #                             may read its value, which the writes would change
         if caller_array and written:
-            user = param.rsplit("__", 1)[0]
             if not _rebound_before_written(call.callee.body, user):
                 self.fail(call, f"{call.callee.name}() writing into its parameter {user!r}, "
                           f"which is the caller's {shown}",

@@ -51,6 +51,7 @@ import itertools
 
 from .optimize import blocks, drop_empty, written
 from ..syntax import assign, call, const, insert_before, method, name, remove
+from .inverses import counters, dead_writes_back
 from .recompute import changes, is_restore, rematerialize, value_reads
 from .reverse import Reversed, ends_early
 
@@ -86,8 +87,9 @@ def record(rev: Reversed) -> Reversed:
     while True:  # dropping undo steps can empty a branch whose test then needs no undo
         before = sum(len(b) for b in blocks(rev.backward))
         needed = _read_after_undo(rev.backward)
+        dead = {id(s) for s in dead_writes_back(rev.backward)}
         for block in blocks(rev.backward):
-            block[:] = [s for s in block if not (
+            block[:] = [s for s in block if id(s) not in dead and not (
                 (is_restore(s) or _is_list_undo(s)) and written(s) not in needed)]
         _drop_final_restores(rev.backward)
         rev.backward = drop_empty(rev.backward)
@@ -96,8 +98,11 @@ def record(rev: Reversed) -> Reversed:
     restores = [s for b in blocks(rev.backward) for s in b if is_restore(s)]
     names = {written(s) for s in restores if isinstance(s.targets[0], gast.Name)}
     sites = {s.value.func.value.id for s in restores if isinstance(s.targets[0], gast.Subscript)}
-    before = _record_before(rev, [s for s in restores if isinstance(s.targets[0], gast.Name)])
-    names -= {written(s) for s in before}
+    inverted = _invert_counters(rev, names, restores)
+    integers = {written(s) for s in inverted.values()}
+    before = _record_before(rev, [s for s in restores if isinstance(s.targets[0], gast.Name)
+                                  and id(s) not in inverted], integers)
+    names -= {written(s) for s in before} | integers
     names -= _record_by_iteration(rev, names, restores)
     _instrument(rev.forward, names, {k: t for k, t in rev.write_tapes.items() if t in sites})
     inputs = [name_ for name_ in rev.norm.inputs if name_ in names]
@@ -113,6 +118,19 @@ def record(rev: Reversed) -> Reversed:
     rev.forward = header + rev.forward
     _keep_output_only_if_restored(rev)
     return rev
+
+
+def _invert_counters(rev: Reversed, names: set[str], restores: list) -> dict:
+    """Undo the steps of integer counters by arithmetic (inverses.py): id -> undo replaced."""
+    found = counters(rev.forward, rev.norm.inputs, names)
+    inverted = {}
+    for undo in restores:
+        site = rev.restore_sites.get(id(undo))
+        inverse = found.get(written(undo), {}).get(id(site))
+        if inverse is not None:
+            undo.value = inverse
+            inverted[id(undo)] = undo
+    return inverted
 
 
 def _keep_output_only_if_restored(rev: Reversed) -> None:
@@ -147,7 +165,7 @@ def _defined_first(forward: list, inputs) -> dict:
     return first
 
 
-def _record_before(rev: Reversed, restores: list) -> list:
+def _record_before(rev: Reversed, restores: list, integers: set[str]) -> list:
     """Tape per assignment site, recording the value it overwrites (see module doc).
 
     For a name certainly bound before each reassignment, each site records
@@ -155,7 +173,8 @@ def _record_before(rev: Reversed, restores: list) -> list:
     right after undoing that site: `v = _tape_v.pop()`, or `v = _tape_v[i]`
     from an array preallocated by trip count when the site runs once per
     iteration of an outermost `for` loop without `break` (the loop is recast).
-    The first binding needs no undo: nothing before it reads the name.
+    The first binding needs no undo: nothing before it reads the name. An
+    array tape of `integers` (counters, inverses.py) holds ints (`tape_like`).
     Returns the restores converted.
     """
     first = _defined_first(rev.forward, rev.norm.inputs)
@@ -176,7 +195,8 @@ def _record_before(rev: Reversed, restores: list) -> list:
             if index is not None:
                 undo.value = gast.Subscript(value=name(tape), slice=index, ctx=gast.Load())
                 size = call("trip_count", *_bounds(loop))
-                insert_before(rev.forward, loop, assign(tape, call("tape_array", name(var), size)))
+                make = "tape_like" if var in integers else "tape_array"
+                insert_before(rev.forward, loop, assign(tape, call(make, name(var), size)))
                 record = call("record_at", name(tape), copy.deepcopy(index), name(var))
                 insert_before(block, site, gast.Expr(value=record))
             else:
