@@ -132,14 +132,19 @@ def _same(a, b):
 # 1. every differentiable rule against central finite differences
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("rule, shapes", SWEEP)
-def test_rule_matches_finite_differences(rule, shapes, request):
+def _sample(rule, shapes, request):
+    """(the test's own generator, the rule's arguments): from its sample callable, or
+    drawn in its domain with the given shapes (see _sweep_params)."""
     rng = np.random.default_rng(zlib.crc32(request.node.callspec.id.encode()))
     if rule.sample is not None:
-        args = list(shapes(rng))  # a sample callable (see _sweep_params)
-    else:
-        lo, hi = rule.domain
-        args = [_draw(rng, s, lo, hi) for s in shapes]
+        return rng, list(shapes(rng))
+    lo, hi = rule.domain
+    return rng, [_draw(rng, s, lo, hi) for s in shapes]
+
+
+@pytest.mark.parametrize("rule, shapes", SWEEP)
+def test_rule_matches_finite_differences(rule, shapes, request):
+    rng, args = _sample(rule, shapes, request)
 
     ans = rule.primal(*args)
     g = float(rng.normal()) if np.ndim(ans) == 0 else rng.normal(size=np.shape(ans))
@@ -197,12 +202,7 @@ def _float32(x):
 def test_rule_keeps_float32(rule, shapes, request):
     """Called on float32 arrays, a rule gives float32 cotangents (autograd#163, #671), near
     the float64 ones."""
-    rng = np.random.default_rng(zlib.crc32(request.node.callspec.id.encode()))
-    if rule.sample is not None:
-        args = list(shapes(rng))
-    else:
-        lo, hi = rule.domain
-        args = [_draw(rng, s, lo, hi) for s in shapes]
+    rng, args = _sample(rule, shapes, request)
     ans = rule.primal(*args)
     g = float(rng.normal()) if np.ndim(ans) == 0 else rng.normal(size=np.shape(ans))
     n = len(differentiable_params(rule.vjp))
@@ -490,12 +490,7 @@ EXPLICIT = [p for p in SWEEP if callable(forward_rule(p.values[0]))
 @pytest.mark.parametrize("rule, shapes", EXPLICIT)
 def test_explicit_forward_rule_matches_finite_differences(rule, shapes, request):
     """`jvp(t..., ans, *args)` == the directional derivative of the primal along t."""
-    rng = np.random.default_rng(zlib.crc32(request.node.callspec.id.encode()))
-    if rule.sample is not None:
-        args = list(shapes(rng))
-    else:
-        lo, hi = rule.domain
-        args = [_draw(rng, s, lo, hi) for s in shapes]
+    rng, args = _sample(rule, shapes, request)
     n = len(differentiable_params(rule.vjp))
     tangents = [rng.normal(size=np.shape(a)) if isinstance(a, np.ndarray) else float(rng.normal())
                 for a in args[:n]]

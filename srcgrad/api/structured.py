@@ -24,6 +24,7 @@ import gast
 from ..errors import SrcgradError
 from ..frontend.flatten import Specialized
 from ..frontend.parse import parse
+from ..frontend.resolve import free_value, is_user_function
 from ..frontend.structures import describe, forget_values, mark_differentiated, reads_of
 from ..pipeline import build
 from ..rules import DATA_ATTRIBUTES, METHODS
@@ -62,7 +63,14 @@ def eager_build(func, wrt, jit):
         return None
 
 
-def _reads_structures(func) -> bool:
+_JOINS = ("stack", "concatenate", "hstack", "vstack", "dstack", "column_stack", "array",
+          "asarray")
+
+
+def _reads_structures(func, depth: int = 3) -> bool:
+    """Whether `func`, or a function it calls by name, reads a parameter as only a
+    structure can be read: `p["W"]`, `m.W`, `d.items()`, or joins it whole
+    (`np.stack(ws)`)."""
     try:
         tree = parse(func).tree
     except SrcgradError:
@@ -70,6 +78,15 @@ def _reads_structures(func) -> bool:
     params = {a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
     plain = set(DATA_ATTRIBUTES) | set(METHODS) | {"T"}
     for node in gast.walk(tree):
+        if depth and isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            found, callee = free_value(func, node.func.id)
+            if found and is_user_function(callee) and callee is not func \
+                    and _reads_structures(callee, depth - 1):
+                return True
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and node.func.attr in _JOINS and any(
+                    isinstance(a, gast.Name) and a.id in params for a in node.args[:1]):
+            return True
         base = getattr(node, "value", None)
         if not (isinstance(base, gast.Name) and base.id in params):
             continue

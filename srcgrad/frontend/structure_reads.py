@@ -226,11 +226,9 @@ class Reads(gast.NodeTransformer):
         if any(self.structured(a) for a in node.args) or any(
                 self.structured(k.value) for k in node.keywords):
             func = self.user_function(node.func)
-            if func is None:
-                self.fail(node, "passing a structure to a function other than your own "
-                                "module-level functions; pass its entries")
-            return self.call_into(node, func, None, node.args)
-        return self.generic_visit(node)
+            if func is not None:
+                return self.call_into(node, func, None, node.args)
+        return self.generic_visit(node)  # a tuple or list as a display (as_value)
 
     def member_call(self, node, member: Member):
         if member.kind == "builtin":
