@@ -155,7 +155,7 @@ class GradFunction(metaclass=_Compiled):
         """Pickles as the call that made it; f travels by value (pickling.py)."""
         return reduce_call(GradFunction, (self.__wrapped__, tuple(self.wrt) if self._many
                                           else self.wrt[0]),
-                           {"jit": self._program.compiled.jit, "with_value": self._with_value},
+                           {"jit": self._structured.jit, "with_value": self._with_value},
                            seeds=[(self.__wrapped__, self.wrt, "reverse")])
 
     def __repr__(self):
