@@ -7,13 +7,16 @@ Guarantees to the rest of desugar (the tree keeps the user's line numbers):
   generator, an `if` per condition); the comprehension's variable is renamed
   when the function uses its name elsewhere (Python scopes it to the
   comprehension). `sum(<comprehension or sequence>, start)` accumulates in a
-  loop (`_accK = start; for ...: _accK = _accK + e`), exactly Python's sum.
+  loop (`_accK = sum_start(terms, start); for ...: _accK = _accK + e`), exactly
+  Python's sum; for a generator, `terms` is a list filled by a copy of its loops
+  under `if sum_probe():`, which never runs (numba reads the terms' type from
+  it, so a sum of array terms from a number start compiles: runtime/effects.py).
   `max`/`min` of one sequence fold it with the two-argument builtin.
 - `np.array(L)`/`np.asarray(L)` of a list variable (a name only ever bound to
   a list display or comprehension) becomes `_aK = empty_rows(L)` and a loop
   `_aK[k] = L[k]`; a list variable, list display or comprehension passed to any
   other NumPy function is passed as `np.array(...)` (NumPy converts it so).
-- f-strings are `format_text(template, values...)`, `"..." % v` is
+- f-strings are `format_text(template, values...)` (formatting.py), `"..." % v` is
   `format_percent("...", v)`, `print(...)` is `print_values(sep, end, ...)`;
   none carries a gradient (runtime/effects.py).
 - A comprehension whose evaluation Python makes conditional (in `a if c else b`,
@@ -22,6 +25,7 @@ Guarantees to the rest of desugar (the tree keeps the user's line numbers):
 from __future__ import annotations
 
 import builtins
+import copy
 import itertools
 
 import gast
@@ -33,8 +37,10 @@ from ..rules import differentiable_params, lookup
 from ..rules.joining import SEQUENCE_CALLS
 from ..syntax import dotted_name
 from ..syntax import name as _name
+from .formatting import Formatting
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp)
+LIST_READERS = ("len", "empty_rows", "sum_start")  # calls that take a list as it is
 
 
 def _const(value):
@@ -69,7 +75,7 @@ def _list_names(tree) -> set[str]:
     return {n for n, k in kinds.items() if k == {True}}
 
 
-class _Lowering:
+class _Lowering(Formatting):
     def __init__(self, resolved, taken: set[str]):
         self.resolved = resolved
         self.parsed = resolved.parsed
@@ -284,31 +290,58 @@ class _Lowering:
         out = out or self.fresh("c")
         self.lists.add(out)
         pre.append(_assign(out, gast.List(elts=[], ctx=gast.Load()), self.where))
+        pre += self.loops(node, self.appending(node, out), pre)
+        return out
 
+    def appending(self, node, out: str):
+        """The innermost statement of a comprehension's loops: `out.append(<element>)`."""
         def append(holder):
             value = self.expr(node.elt, holder)
             call = gast.Call(func=gast.Attribute(value=_name(out), attr="append", ctx=gast.Load()),
                              args=[value], keywords=[])
             return [gast.copy_location(gast.Expr(value=call), self.where)]
-        pre += self.loops(node, append, pre)
-        return out
+        return append
+
+    def probe(self, node, pre) -> str:
+        """`_pK = []; if sum_probe(): <node's loops appending to _pK>`: a list that stays
+        empty, typed by numba as a list of the terms (sum_start reads their rank)."""
+        items = self.fresh("p")
+        pre.append(_assign(items, gast.List(elts=[], ctx=gast.Load()), self.where))
+        never, copied = [], copy.deepcopy(node)  # before node itself is lowered
+        never += self.loops(copied, self.appending(copied, items), never)
+        test = _call(self.helper("sum_probe"))
+        pre.append(gast.copy_location(gast.If(test=test, body=never, orelse=[]), self.where))
+        return items
 
     def accumulate(self, source, start, pre) -> str:
-        """Python's sum: start + e0 + e1 + ..., left to right."""
-        acc = self.fresh("acc")
-        pre.append(_assign(acc, start, self.where))
+        """Python's sum: start + e0 + e1 + ..., left to right. The accumulator starts at
+        sum_start(terms, start), which compiled code shapes like the terms (array terms
+        and a number start compile), and sum_check says when no array term came."""
+        acc, count = self.fresh("acc"), self.fresh("cnt")
+        if not isinstance(start, (gast.Name, gast.Constant)):
+            held = self.fresh("st")
+            pre.append(_assign(held, start, self.where))
+            start = _name(held)
+        comprehension = isinstance(source, _COMPREHENSIONS)
+        items = self.probe(source, pre) if comprehension else self.sequence(source, pre)
+        pre.append(_assign(acc, _call(self.helper("sum_start"), _name(items),
+                                      copy.deepcopy(start)), self.where))
+        pre.append(_assign(count, _const(0), self.where))
 
         def add(holder, value=None):
             value = value if value is not None else self.expr(source.elt, holder)
             total = gast.BinOp(left=_name(acc), op=gast.Add(), right=value)
-            return [_assign(acc, total, self.where)]
-        if isinstance(source, _COMPREHENSIONS):
+            more = gast.BinOp(left=_name(count), op=gast.Add(), right=_const(1))
+            return [_assign(acc, total, self.where), _assign(count, more, self.where)]
+        if comprehension:
             pre += self.loops(source, add, pre)
-            return acc
-        item = self.fresh("e")
-        loop = gast.For(target=_name(item, store=True), iter=self.expr(source, pre),
-                        body=add(None, _name(item)), orelse=[], type_comment=None)
-        pre.append(gast.copy_location(loop, self.where))
+        else:
+            item = self.fresh("e")
+            loop = gast.For(target=_name(item, store=True), iter=_name(items),
+                            body=add(None, _name(item)), orelse=[], type_comment=None)
+            pre.append(gast.copy_location(loop, self.where))
+        check = _call(self.helper("sum_check"), _name(acc), copy.deepcopy(start), _name(count))
+        pre.append(gast.copy_location(gast.Expr(value=check), self.where))
         return acc
 
     def fold(self, which: str, items: str, pre) -> str:
@@ -339,32 +372,6 @@ class _Lowering:
                         body=[gast.copy_location(write, self.where)], orelse=[], type_comment=None)
         pre.append(gast.copy_location(loop, self.where))
         return out
-
-    # ---- text ------------------------------------------------------------------------
-    def fstring(self, node, pre):
-        template, values = [], []
-        for part in node.values:
-            if isinstance(part, gast.Constant):
-                template.append(str(part.value).replace("{", "{{").replace("}", "}}"))
-                continue
-            spec = part.format_spec
-            if spec is not None and not all(isinstance(v, gast.Constant) for v in spec.values):
-                self.fail(part, "a computed format specification in an f-string",
-                          "write the specification out, e.g. {x:.3f}")
-            conversion = {115: "!s", 114: "!r", 97: "!a"}.get(part.conversion, "")
-            text = "".join(str(v.value) for v in spec.values) if spec is not None else ""
-            template.append("{" + conversion + (":" + text if text else "") + "}")
-            values.append(self.expr(part.value, pre))
-        return _call(self.helper("format_text"), _const("".join(template)), *values)
-
-    def printing(self, node, pre):
-        options = {k.arg: self.expr(k.value, pre) for k in node.keywords}
-        unknown = set(options) - {"sep", "end"}
-        if unknown:
-            self.fail(node, f"print(..., {sorted(unknown)[0]}=...)", "print to standard output")
-        values = [self.expr(a, pre) for a in node.args]
-        return _call(self.helper("print_values"), options.get("sep", _const(" ")),
-                     options.get("end", _const("\n")), *values)
 
 
 def lower(resolved, taken: set[str]) -> None:

@@ -16,6 +16,7 @@ import gast
 
 from ..rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
 from ..syntax import dotted_name, name as _name
+from .comprehensions import LIST_READERS
 from .trees import chain_root, snapshot_of
 
 
@@ -71,8 +72,7 @@ class Expressions:
             return gast.Compare(left=self.value(node.left), ops=node.ops,
                                 comparators=[self.value(node.comparators[0])])
         if isinstance(node, gast.Call):
-            # len(xs) and empty_rows(xs) (np.array of a list, comprehensions.py) read lists
-            use = self.atom if dotted_name(node.func) in ("len", "empty_rows") else self.value
+            use = self.atom if dotted_name(node.func) in LIST_READERS else self.value
             args = [self.call_argument(node, k, a, use) for k, a in enumerate(node.args)]
             return gast.Call(func=node.func, args=args,
                              keywords=[gast.keyword(arg=k.arg, value=self.value(k.value))

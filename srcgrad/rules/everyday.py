@@ -8,10 +8,11 @@ arrays.
 import numpy as np
 
 from ..runtime import (as_type, as_type_grad, empty_rows, format_percent, format_text,
-                       new_generator, print_values)
+                       new_generator, print_values, sum_check, sum_probe, sum_start)
 from .registry import METHODS, defnondiff, defrule
 
-defnondiff(format_text, format_percent, print_values, new_generator, empty_rows)
+defnondiff(format_text, format_percent, print_values, new_generator, empty_rows, sum_probe,
+           sum_start, sum_check)
 
 
 def _to_float(rng):

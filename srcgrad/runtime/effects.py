@@ -135,3 +135,71 @@ def _empty_rows(items):
     if _is_number(item):
         return lambda items: np.empty(len(items), item)
     return None
+
+
+# --- sum(...) of array terms: the start value shaped for numba ------------------------------
+
+def sum_probe():
+    """False. Guards a copy of a sum's loops that never runs: it is there so that numba
+    knows the type of the terms (the list it appends to) before the first term exists."""
+    return False
+
+
+def sum_start(items, start):
+    """The accumulator's first value in sum(items, start): `start` itself in Python.
+
+    Compiled, a number start of array terms becomes an array of the terms' rank with
+    every length 1 (`np.full((1,) * ndim, start)`), so the accumulator has one type;
+    `start + e0` broadcasts to e0's shape, the values Python's sum adds up.
+    """
+    return start
+
+
+def sum_check(total, start, count):
+    """Nothing in Python. Compiled: a number start and array terms, none of them added,
+    would leave the broadcast start; Python's sum returns the start itself, so say so."""
+
+
+@overload(sum_probe)
+def _sum_probe():
+    return lambda: False
+
+
+def _term_type(items):
+    if isinstance(items, (types.List, types.UniTuple)):
+        return items.dtype
+    if isinstance(items, types.Array):
+        return items.dtype if items.ndim == 1 else items.copy(ndim=items.ndim - 1, layout="A")
+    return None
+
+
+def _start_dtype(term, start):
+    """NumPy's dtype of `start + term` for a Python number start (NEP 50: the start is weak)."""
+    term, start = numba.np.numpy_support.as_dtype(term), numba.np.numpy_support.as_dtype(start)
+    if start.kind == "c" and term.kind != "c":
+        return np.result_type(term, np.complex64) if term.kind == "f" else np.dtype(np.complex128)
+    if start.kind == "f" and term.kind in "biu":
+        return np.dtype(np.float64)
+    return np.dtype(np.int64) if term.kind == "b" else term
+
+
+@overload(sum_start)
+def _sum_start(items, start):
+    term = _term_type(items)
+    if not (isinstance(term, types.Array) and _is_number(start)):
+        return lambda items, start: start
+    shape, dtype = (1,) * term.ndim, _start_dtype(term.dtype, start)
+    return lambda items, start: np.full(shape, start, dtype)
+
+
+@overload(sum_check)
+def _sum_check(total, start, count):
+    if not (isinstance(total, types.Array) and _is_number(start)):
+        return lambda total, start, count: None
+
+    def impl(total, start, count):
+        if count == 0:
+            raise ValueError("srcgrad: sum() of no array terms returns its start value, a "
+                             "number, where compiled code needs an array: pass an array "
+                             "start, sum(..., np.zeros(shape))")
+    return impl
