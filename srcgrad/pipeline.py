@@ -1,6 +1,6 @@
 """The pipeline: a readable list of passes from a Python function to compiled code.
 
-    frontend/    parse -> check -> resolve -> desugar -> calls -> normalize
+    frontend/    parse -> varargs -> check -> resolve -> desugar -> calls -> normalize
     analysis/    activity
     transforms/  reverse -> optimize -> record
     backend/     emit -> cache (a real .py file) -> compile (numba or Python)
@@ -44,6 +44,8 @@ from .frontend.parse import parse
 from .frontend.resolve import Resolved, resolve
 from .transforms.reverse import reverse
 from .transforms.record import record
+from .frontend.trying import helper_trees
+from .frontend.varargs import specialise_locals
 
 
 STATS = {"transforms": 0, "index_hits": 0}  # in this process
@@ -90,6 +92,7 @@ def transform(func, wrt: list[str], mode: str = "reverse"):
     what, helper_name = _MODES[mode]
     resolved, norm, tree = _one(func, wrt, mode)
     trees, done, todo = [tree], [], list(resolved.recursive)
+    trees += helper_trees(resolved)  # try statements, run as written
     if mode == "vjp":  # vjp needs the value before any cotangent is known
         trees.append(value_function(norm, f"{resolved.tree.name}__value"))
     while todo:
@@ -106,7 +109,7 @@ def transform(func, wrt: list[str], mode: str = "reverse"):
                 f"reads {', '.join(inner.data_globals)} from outside; pass "
                 f"{'it' if len(inner.data_globals) == 1 else 'them'} as arguments instead",
                 inner.parsed.loc(inner.tree))
-        trees.append(inner_tree)
+        trees += [inner_tree] + [t for t in helper_trees(inner) if t not in trees]
         todo += inner.recursive
         resolved.sources += [inner.parsed.text] + inner.sources
     return resolved, norm, emit(trees, resolved.parsed, f"{what} wrt {', '.join(wrt)}")
@@ -123,7 +126,7 @@ def value_function(norm, called: str) -> gast.FunctionDef:
 
 
 def _one(func, wrt: list[str], mode: str, name: str | None = None):
-    resolved = link(desugar(resolve(check(parse(func)))))
+    resolved = link(desugar(resolve(check(specialise_locals(parse(func))))))
     norm = normalize(resolved, "forward" if mode == "forward" else "reverse")
     _dump("anf", gast.FunctionDef(name=resolved.tree.name, args=resolved.tree.args, body=norm.body,
                                   decorator_list=[], returns=None, type_comment=None,

@@ -86,12 +86,11 @@ def sx_loop_var(x):
     return x
 
 
-def sx_try(x):
-    try:  # MARK:try
-        y = x * 2.0
+def sx_try(x):  # a try runs as written (frontend/trying.py); a return cannot leave it
+    try:
+        return x * 2.0  # MARK:try
     except ValueError:
-        y = x
-    return y
+        return x
 
 
 def sx_with(x):
@@ -184,7 +183,7 @@ SYNTAX_CASES = [
     (sx_for, "for", "for", ["else clause", "for loop"]),
     (sx_while, "while", "while", ["else clause", "while loop"]),
     (sx_loop_var, "loop-var", "for", ["loop variable 'i'"]),
-    (sx_try, "try", "try", ["try statement"]),
+    (sx_try, "try", "return", ["return inside a try statement"]),
     (sx_with, "with", "with", ["with statement"]),
     (sx_global, "global", "global", ["global statement"]),
     (sx_nonlocal, "nonlocal", "nonlocal", ["nonlocal statement"]),

@@ -38,6 +38,7 @@ from .desugar import desugar
 from ..errors import MissingRuleError, SourceUnavailableError, SrcgradError, SrcgradSyntaxError
 from .parse import LINE_BLOCK, parse
 from .resolve import Resolved, is_user_function, resolve
+from .varargs import shape_of, specialise, specialise_locals
 from ..rules.calls import generated
 from ..runtime import linked
 
@@ -49,6 +50,8 @@ class Callee:
     defaults: dict  # parameter -> default value node (a constant)
     body: list  # desugared statements, exactly one return, last
     locals: set[str]  # names each inlined copy renames
+    nested: bool = False  # a local function: its other names are its definer's (a closure)
+    closure_writes: frozenset = frozenset()  # its own locals its local functions assign
 
 
 @dataclass
@@ -88,6 +91,13 @@ def _signature_defaults(func, owner: Resolved, call) -> dict:
                 "defaults. Pass the value explicitly.", owner.parsed.loc(call))
         found[name] = gast.Constant(value=param.default, kind=None)
     return found
+
+
+def _call_shape(func, call) -> tuple:
+    """() for a function without *args/**kwargs, else what tells its calls' shapes apart."""
+    if not func.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return ()
+    return len(call.args), tuple(k.arg for k in call.keywords)
 
 
 def _called_as(call) -> str:
@@ -136,6 +146,11 @@ class _Linker:
                 call.callee = self.function(target, owner, call, stack)
 
     def recursive(self, func, owner, call) -> Recursive:
+        if _call_shape(func, call):
+            raise SrcgradSyntaxError(
+                f"srcgrad cannot differentiate the recursive call to {func.__qualname__}: it "
+                "takes *args or **kwargs; list its parameters explicitly",
+                owner.parsed.loc(call))
         if not any(func is f for f in self.root.recursive):
             self.root.recursive.append(func)
         name = grad_all_name(func)
@@ -152,18 +167,27 @@ class _Linker:
                 f"srcgrad cannot differentiate the recursive nested function {fdef.name!r}; "
                 "define it at module level (srcgrad differentiates recursive module-level "
                 "functions)", self.root.parsed.loc(fdef))
+        outer = nonlocal_names(fdef)  # assigned in the definer's scope: not renamed
+        fdef.body = [s for s in fdef.body if not isinstance(s, gast.Nonlocal)]
+        if not any(isinstance(n, gast.Return) for n in gast.walk(fdef)):  # called for effect
+            fdef.body.append(gast.copy_location(gast.Return(value=gast.Constant(
+                value=None, kind=None)), fdef.body[-1] if fdef.body else fdef))
         nested = Resolved(self.root.parsed, fdef, _params(fdef.args), [], owner.namespace,
                           owner.callees, owner.local_functions)
         desugar(nested)
         self.link(fdef.body, owner, stack + [fdef])
         callee = Callee(fdef.name, nested.params, _defaults(fdef.args), fdef.body,
-                        set(nested.params) | _stores(fdef.body))
+                        (set(nested.params) | _stores(fdef.body)) - outer, nested=True)
         self.done[id(fdef)] = callee
         return callee
 
     def function(self, func, owner: Resolved, call, stack) -> Callee:
-        if id(func) in self.done:
-            return self.done[id(func)]
+        key = (id(func), *_call_shape(func, call))  # *args/**kwargs: a callee per shape
+        if key in self.done:
+            callee, shape = self.done[key]
+            if shape is not None:
+                shape.rewrite(call)
+            return callee
         try:
             parsed = parse(func)
         except SourceUnavailableError:
@@ -172,8 +196,13 @@ class _Linker:
                 "available (it was made by exec/eval or typed at an interactive prompt) and it "
                 f"has no derivative rule. Give it one with @srcgrad.defvjp({func.__name__}).",
                 owner.parsed.loc(call)) from None
+        shape = shape_of(parsed.tree, call, {n.id for n in gast.walk(parsed.tree)
+                                              if isinstance(n, gast.Name)})
+        if shape is not None:
+            specialise(parsed.tree, shape, parsed)
+            shape.rewrite(call)
         try:
-            resolved = desugar(resolve(check(parsed)))
+            resolved = desugar(resolve(check(specialise_locals(parsed))))
         except SrcgradError as exc:
             if hasattr(exc, "add_note"):  # Python 3.11+: say which call led there
                 loc = owner.parsed.loc(call)
@@ -189,8 +218,9 @@ class _Linker:
         body = resolved.tree.body
         name = func.__name__ if func.__name__.isidentifier() else _called_as(call)
         callee = Callee(name, resolved.params, _signature_defaults(func, owner, call),
-                        body, set(resolved.params) | _stores(body))
-        self.done[id(func)] = callee
+                        body, set(resolved.params) | _stores(body),
+                        closure_writes=frozenset(closure_writes(resolved)))
+        self.done[key] = callee, shape
         return callee
 
     def merge(self, func, resolved: Resolved) -> None:
@@ -221,6 +251,42 @@ class _Linker:
         for node in _nodes(resolved):
             if isinstance(node, gast.Name) and node.id in renames:
                 node.id = renames[node.id]
+
+
+def nonlocal_names(fdef) -> set[str]:
+    """The names a local function declares `nonlocal` (check allows them at its top)."""
+    found = getattr(fdef, "srcgrad_nonlocal", None)
+    if found is None:
+        found = fdef.srcgrad_nonlocal = {n for s in fdef.body if isinstance(s, gast.Nonlocal)
+                                         for n in s.names}
+    return found
+
+
+def closure_writes(resolved: Resolved) -> set[str]:
+    """The variables of `resolved`'s function that its local functions assign (`nonlocal`):
+    they keep one name throughout, like a variable assigned in a loop (normalize.py)."""
+    return {n for fdef in resolved.local_functions.values() for n in nonlocal_names(fdef)}
+
+
+def rename_closures(body, rename: dict) -> None:
+    """Apply an inlined copy's renaming to the local functions its (copied) body calls.
+
+    A local function reads and (`nonlocal`) assigns the variables of the function
+    that defines it; where that function is itself inlined as a renamed copy, its
+    local functions must use the copy's names. Copying the body copied the
+    local functions' prepared `Callee`s along with it, so each copy renames its own.
+    """
+    seen, todo = set(), [c.callee for c in _calls(body)]
+    while todo:
+        inner = todo.pop()
+        if not (isinstance(inner, Callee) and inner.nested) or id(inner) in seen:
+            continue
+        seen.add(id(inner))
+        free = {old: new for old, new in rename.items() if old not in inner.locals}
+        for node in (n for stmt in inner.body for n in gast.walk(stmt)):
+            if isinstance(node, gast.Name) and node.id in free:
+                node.id = free[node.id]
+        todo += [c.callee for c in _calls(inner.body)]
 
 
 def link(resolved: Resolved) -> Resolved:

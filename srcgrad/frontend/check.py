@@ -5,9 +5,12 @@ expression forms listed in `_STATEMENTS` and `_EXPRESSIONS`, and no complex
 constant (complex numbers are not supported yet); loops have no
 `else`; assignment targets are names, tuples of names, or one subscript of a
 name (`y[i] = v`); every `return` has a value and there is at least one; no
-parameter is `*args`/`**kwargs`; a nested function is a `def` or a
-`name = lambda ...` at the top level of the body, following the same rules
-(resolve.py takes it out of the body); no user identifier collides with a name
+parameter is `*args`/`**kwargs` (helpers' were specialised per call before,
+varargs.py); a try statement holds those forms and `raise`, no `return`, and
+no `break`/`continue` leaving it (it runs as written: trying.py); a nested
+function is a `def` or a `name = lambda ...` at the top level of the body,
+following the same rules, which may start with `nonlocal` and may have no
+`return` (resolve.py takes it out of the body); no user identifier collides with a name
 srcgrad generates (`RESERVED`) or with a helper generated code calls.
 Everything else raises `SrcgradSyntaxError` naming the construct and the
 user's file:line:col.
@@ -32,7 +35,8 @@ RESERVED = re.compile(r"^_(adj|tape|sg|tan\d*)_|^_[trins]\d+$|^_(brk|skip)\d+$|^
 MODULE_NAMES = ("np", "math")
 
 _STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
-               gast.Pass, gast.Assert, gast.For, gast.While, gast.If, gast.Break, gast.Continue)
+               gast.Pass, gast.Assert, gast.For, gast.While, gast.If, gast.Break, gast.Continue,
+               gast.Try)  # a try runs as written, not differentiated (frontend/trying.py)
 _EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Call, gast.Attribute, gast.Subscript,
                 gast.Name, gast.Constant, gast.Tuple, gast.Compare, gast.Slice, gast.keyword,
                 gast.IfExp, gast.BoolOp, gast.List,
@@ -56,6 +60,13 @@ _NAMES = {
     "Set": "set display", "JoinedStr": "f-string", "NamedExpr": "assignment expression (:=)",
     "Starred": "starred expression (*x)", "Break": "break statement",
     "Continue": "continue statement",
+}
+
+
+_HINTS = {
+    "Nonlocal": "srcgrad differentiates nonlocal at the top of a function defined inside the "
+                "one it differentiates",
+    "Raise": "srcgrad runs raise inside a try statement only",
 }
 
 
@@ -83,8 +94,7 @@ def check(parsed: Parsed) -> Parsed:
               and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
             _check_local_function(parsed, stmt.value)
         else:
-            for node in gast.walk(stmt):
-                _check_node(parsed, node)
+            _check_statement(parsed, stmt)
     _check_return(parsed, tree)
     if not is_generated(parsed.func):  # generated code uses the reserved names on purpose
         _check_names(parsed, tree, params)
@@ -105,19 +115,49 @@ def _check_local_function(parsed: Parsed, fdef) -> None:
     if getattr(fdef, "decorator_list", None):
         _fail(parsed, fdef, "a decorator on a nested function")
     body = fdef.body if isinstance(fdef, gast.FunctionDef) else [gast.Return(value=fdef.body)]
-    for stmt in body:
-        for node in gast.walk(stmt):
-            _check_node(parsed, node)
+    declared = 0  # `nonlocal v` at the top: v is the enclosing function's (calls.py)
+    while declared < len(body) and isinstance(body[declared], gast.Nonlocal):
+        declared += 1
+    for stmt in body[declared:]:
+        _check_statement(parsed, stmt)
     for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
         if not isinstance(default, gast.Constant):
             _fail(parsed, default, "a default value that is not a constant in a nested function")
-    if isinstance(fdef, gast.FunctionDef):
+    if isinstance(fdef, gast.FunctionDef) and _returns(fdef):  # none: it returns None
         _check_return(parsed, fdef)
+
+
+def _check_statement(parsed: Parsed, stmt) -> None:
+    inside: set[int] = set()
+    for node in gast.walk(stmt):  # breadth first: a try before what it holds
+        if id(node) in inside:
+            continue
+        if isinstance(node, gast.Try):
+            _check_try(parsed, node)
+            inside |= {id(n) for n in gast.walk(node)}
+        _check_node(parsed, node)
+
+
+def _check_try(parsed: Parsed, stmt) -> None:
+    """What a try statement holds runs as written: the forms allowed elsewhere and `raise`;
+    no `return`, and `break`/`continue` only for a loop inside it."""
+    looped = {id(n) for loop in gast.walk(stmt) if isinstance(loop, (gast.For, gast.While))
+              for n in gast.walk(loop)}
+    for node in gast.walk(stmt):
+        if node is stmt or isinstance(node, gast.Raise):
+            continue
+        if isinstance(node, gast.Return):
+            _fail(parsed, node, "return inside a try statement",
+                  "assign the value in the try statement and return it after")
+        if isinstance(node, (gast.Break, gast.Continue)) and id(node) not in looped:
+            _fail(parsed, node, f"a {_construct(node)} leaving a try statement",
+                  "set a flag in the try statement and test it after")
+        _check_node(parsed, node)
 
 
 def _check_node(parsed: Parsed, node) -> None:
     if isinstance(node, gast.stmt) and not isinstance(node, _STATEMENTS):
-        _fail(parsed, node, _construct(node))
+        _fail(parsed, node, _construct(node), _HINTS.get(type(node).__name__, ""))
     if isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS):
         _fail(parsed, node, _construct(node))
     if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):

@@ -1,7 +1,8 @@
 """Pass 4, desugar: lower loops over sequences and early exits to a few core forms.
 
-Comprehensions, sums over sequences, arrays from lists and text are lowered
-first, to loops and helper calls (comprehensions.py).
+Try statements become calls of helpers that run them as written (trying.py);
+comprehensions, sums over sequences, arrays from lists and text are lowered
+next, to loops and helper calls (comprehensions.py).
 
 Guarantees to the next pass (the tree keeps the user's line numbers):
 - Every `for` loop is `for <name> in range(...)` and its body does not assign
@@ -32,6 +33,7 @@ import gast
 from ..errors import SrcgradSyntaxError
 from .comprehensions import lower
 from .resolve import Resolved
+from .trying import lower_try
 
 
 def _name(id_, store=False):
@@ -306,6 +308,7 @@ class _Desugar:
 
 def desugar(resolved: Resolved) -> Resolved:
     tree = resolved.tree
+    lower_try(resolved)
     lower(resolved, {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)})
     returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]
     pass_ = _Desugar(resolved)

@@ -21,7 +21,7 @@ import copy
 import gast
 
 from ..syntax import dotted_name, name as _name
-from .calls import Recursive, grad_all_name
+from .calls import Recursive, grad_all_name, rename_closures
 from .trees import VIEWS, item, nested_stores, snapshot_of, written_into
 
 
@@ -47,10 +47,12 @@ class Inliner:
                 if node.id in shared:
                     node.srcgrad_user_name = node.id  # messages spell it as the callee does
                 node.id = rename[node.id]
+        rename_closures(body, rename)  # its local functions read and assign the copy's names
         nested = len(self.blocks) > 1  # in a loop or branch: no SSA names for this copy
         body_written = written_into(body)  # the copy's names
         self.unversioned |= {rename[n] for n in rename if n not in shared} if nested else (
             nested_stores(body) | body_written)
+        self.unversioned |= {rename.get(n, n) for n in callee.closure_writes}  # `nonlocal`
         self.mutated |= body_written
         where = self.where
         for param, value in zip(callee.params, values):

@@ -54,6 +54,7 @@ from .resolve import Resolved
 from ..runtime import snapshot
 from ..syntax import dotted_name, name as _name
 from .expressions import Expressions
+from .calls import closure_writes
 from .inline import Inliner
 from .trees import VIEWS, chain_root, nested_stores, reads, snapshot_of, stores_in, written_into
 
@@ -80,7 +81,7 @@ class _Normalizer(Expressions, Inliner):
         self.inputs = resolved.params + resolved.data_globals
         self.parsed = resolved.parsed
         self.mutated = written_into(body)
-        self.unversioned = nested_stores(body) | self.mutated
+        self.unversioned = nested_stores(body) | self.mutated | closure_writes(resolved)
         self.version = {name: name for name in self.inputs}  # user name -> current SSA name
         self.count = {name: 1 for name in self.inputs}
         self.temps = itertools.count(1)

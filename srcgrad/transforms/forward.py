@@ -31,6 +31,7 @@ import gast
 from ..analysis.activity import Activity, is_append, operation_rule, rule_arguments
 from ..frontend.calls import Recursive
 from ..errors import MissingRuleError
+from .missing import missing_rules
 from ..frontend.normalize import Normalized
 from ..syntax import assign, call, const, name, with_comments
 from ..rules.forward import ELEMENTWISE, LINEAR, forward_rule
@@ -201,6 +202,8 @@ class _Forward:
         if rule is None or rule.vjp is None or kind is None:
             if rule is not None and rule.vjp is None:  # no gradient: a zero tangent
                 return [assign(self.tan(var), call("zeros_like", name(var)))]
+            if rule is None:  # no rule at all: every such call at once, as reverse mode does
+                raise missing_rules(self.norm, self.active, stmt)
             raise MissingRuleError(_no_forward_rule(rule), self.parsed.loc(stmt))
         args, keywords = rule_arguments(value)
         namespace = self.norm.resolved.namespace
@@ -259,9 +262,6 @@ class _Forward:
 
 
 def _no_forward_rule(rule) -> str:
-    if rule is None:
-        return ("srcgrad has no forward-mode rule for this call; reverse mode (srcgrad.grad, "
-                "srcgrad.vjp, srcgrad.jacrev) differentiates it")
     if not rule.custom:
         return (f"srcgrad has no forward-mode rule for {rule.name}; reverse mode (srcgrad.grad, "
                 "srcgrad.vjp, srcgrad.jacrev) differentiates it")

@@ -5,7 +5,8 @@ callees included) through which a differentiable value flows and that has no
 rule, each as the user spelled it (`np.diag`, `sp.gammaln`, `rng.normal`) with
 its file:line, so a user adds all the rules at once, not one per run. A random
 draw that receives a differentiable argument is named as such (draws are
-constants: srcgrad does not differentiate through sampling).
+constants: srcgrad does not differentiate through sampling), and so is a try
+statement a differentiable value flows through (frontend/trying.py).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import gast
 from ..analysis.activity import operands, operation_rule, simple_statements
 from ..errors import MissingRuleError
 from ..frontend.everyday import RandomDraw
+from ..frontend.trying import TryBlock
 from ..syntax import dotted_name
 
 
@@ -46,7 +48,11 @@ def missing_rules(norm, active, stmt) -> MissingRuleError:
     lines = []
     for spelled, obj, where in found:
         loc = parsed.loc(where)
-        if isinstance(obj, RandomDraw):
+        if isinstance(obj, TryBlock):
+            lines.append(f"  the try statement at {parsed.loc(obj.where)}: srcgrad runs a try "
+                         "statement as written and does not differentiate through it; compute "
+                         "the differentiable values outside the try")
+        elif isinstance(obj, RandomDraw):
             lines.append(f"  {spelled}(...) at {loc}: a random draw given a differentiable "
                          "argument; draws are constants in srcgrad, so draw standard values and "
                          "transform them (mu + sigma * rng.standard_normal(n))")
@@ -54,11 +60,11 @@ def missing_rules(norm, active, stmt) -> MissingRuleError:
             hint = " (a Python function: it needs a rule or readable source)" if (
                 callable(obj) and hasattr(obj, "__code__")) else ""
             lines.append(f"  {spelled} at {loc}{hint}")
-    names = ", ".join(s for s, obj, _ in found if not isinstance(obj, RandomDraw))
-    advice = (f" Give each a rule with @srcgrad.defvjp({found[0][0]}) (see the README, "
-              "'Custom derivative rules')." if names else "")
+    ruled = [s for s, obj, _ in found if not isinstance(obj, (RandomDraw, TryBlock))]
+    advice = (f" Give each a rule with @srcgrad.defvjp({ruled[0]}) (see the README, "
+              "'Custom derivative rules')." if ruled else "")
     which = "these calls" if len(found) > 1 else "this call"
     return MissingRuleError(
         f"srcgrad has no derivative rule for {which}, and a differentiable value flows through "
-        f"{'them' if len(found) > 1 else 'it'}:\n" + "\n".join(lines) + "\n" + advice.strip(),
+        f"{'them' if len(found) > 1 else 'it'}:\n" + "\n".join(lines + [advice.strip()]).rstrip(),
         parsed.loc(found[0][2]))
