@@ -22,8 +22,13 @@ import numpy as np
 from .variables import Variable
 
 
+_F64 = np.dtype(np.float64)
+
+
 def _check_differentiable(name: str, value):
     """Return `value` as something srcgrad can differentiate, or raise TypeError."""
+    if type(value) is np.ndarray and value.dtype == _F64 and value.ndim:
+        return np.ascontiguousarray(value)  # the common case, first
     kind = type(value).__name__
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
         raise TypeError(f"cannot differentiate with respect to argument {name!r}: it is a boolean ({kind})")
@@ -48,7 +53,7 @@ def _reject_complex(label: str, value) -> None:
         for item in value:
             _reject_complex(label, item)
     elif isinstance(value, (complex, np.complexfloating)) or (
-            isinstance(value, np.ndarray) and np.iscomplexobj(value)):
+            isinstance(value, np.ndarray) and value.dtype.kind == "c"):
         raise TypeError(f"{label} is complex ({type(value).__name__}"
                         f"{f', dtype {value.dtype}' if isinstance(value, np.ndarray) else ''}): "
                         "srcgrad does not support complex numbers yet; pass real values "

@@ -15,7 +15,8 @@ callees included, sees it like any function) as `func`'s source where
   `d.items()`, `d.keys()`, `d.values()`, `range(len(s))`, or `range(k)` whose
   body indexes a structure with the loop variable) is unrolled: one copy of
   its body per entry, the loop variable bound as above (a key or position
-  becomes a constant); `break` and `continue` are refused there;
+  becomes a constant); `break` and `continue` are refused there, and so are
+  loops over more than `UNROLLED` entries (pass an array);
 - writing into a structure (`p["W"] = ...`, `m.b += 1`) is refused.
 Calls passing structures call the callee specialised in turn (flattened at
 once, so the caller knows which leaves it reads). The source text keeps its
@@ -37,6 +38,7 @@ from .structures import Node, below, flat_name
 from ..syntax import assign, const, name
 
 _CONTAINERS = ("dict", "list", "tuple", "namedtuple", "dataclass", "object")
+UNROLLED = 256  # the most copies of a loop body over a structure
 
 
 class Specialized:
@@ -184,6 +186,12 @@ class _Flattener(Reads):
             stmt.test = self.visit(stmt.test)
             stmt.body, _ = self.branches(stmt.body, [])
             return [stmt]
+        if isinstance(stmt, gast.Try):
+            stmt.body, stmt.orelse = self.branches(stmt.body, stmt.orelse)
+            stmt.finalbody = self.block(stmt.finalbody)
+            for handler in stmt.handlers:
+                handler.body, _ = self.branches(handler.body, [])
+            return [stmt]
         if isinstance(stmt, gast.FunctionDef):
             def inner():
                 stmt.body = self.block(stmt.body)
@@ -288,6 +296,9 @@ class _Flattener(Reads):
             if isinstance(node, (gast.Break, gast.Continue)):
                 self.fail(node, "break or continue in a loop over a structure (srcgrad unrolls "
                                 "it); use a flag")
+        if len(items) > UNROLLED:
+            self.fail(stmt, f"a loop over {len(items)} entries of a structure (srcgrad unrolls "
+                            f"loops over structures, up to {UNROLLED} entries); pass an array")
         out = []
         for item in items:
             out += self.bind(stmt.target, item, stmt)

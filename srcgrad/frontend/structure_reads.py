@@ -267,7 +267,11 @@ class Reads(gast.NodeTransformer):
         if any(isinstance(a, gast.Starred) for a in args) or any(k.arg is None
                                                                  for k in node.keywords):
             self.fail(node, "*args or **kwargs in a call that passes a structure")
-        params = list(inspect.signature(func).parameters)
+        signature = inspect.signature(func).parameters
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.values()):
+            self.fail(node, f"passing a structure to {func.__qualname__}, which takes *args or "
+                            "**kwargs; list its parameters")
+        params = list(signature)
         given = list(zip(params, ([owner] if owner is not None else []) + list(args)))
         if len(given) < len(args) + (owner is not None):
             self.fail(node, f"too many arguments for {func.__qualname__}")

@@ -32,6 +32,7 @@ from ..runtime import __all__ as RUNTIME_NAMES
 
 _DATA = (int, float, bool, complex, np.generic, np.ndarray)
 CONTAINERS = ("dict", "list", "tuple", "namedtuple", "dataclass")
+_LEAVES = frozenset({np.ndarray, float, int, np.float64, np.float32})
 
 
 def is_namedtuple(value) -> bool:
@@ -147,6 +148,8 @@ class Node:
 def describe(value, path=(), root="") -> Node:
     """The `Node` of `value`, reached from argument `root` by `path` (("item", key) and
     ("attr", name) steps)."""
+    if type(value) in _LEAVES:  # the common case, first
+        return Node("leaf", value, path, root)
     if isinstance(value, dict):
         node = Node("dict", value, path, root, type(value))
         for key, item in value.items():
