@@ -91,10 +91,17 @@ def tolerant_power(x, order):
     except Exception:
         k = 2
     try:
-        weight = 1.0 / len(x)
+        weight = 1.0 / len(x)  # reads x only for its length: allowed
     except:  # noqa: E722
         weight = 1.0
-    return weight * np.sum(np.abs(x) ** k)
+    total = 0.0
+    for i in range(x.shape[0]):
+        try:  # compiled, the index is checked as Python checks it
+            ahead = float(np.arange(x.shape[0])[i + 1])
+        except Exception:
+            ahead = -1.0
+        total = total + np.abs(x[i]) ** k * ahead
+    return weight * total
 
 
 def parsed_option(x, spec):

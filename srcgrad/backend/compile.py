@@ -40,8 +40,9 @@ class Compiled:
         self.module = module
         self.helpers = {name: getattr(module, name) for name in helpers}  # Python versions
         if jit:
-            for name, helper in self.helpers.items():
-                setattr(module, name, _quiet(numba.njit(cache=True)(helper)))
+            for name, helper in self.helpers.items():  # a try's helper indexes as Python
+                checked = name.startswith("_sg_try_")  # does: IndexError (frontend/trying.py)
+                setattr(module, name, _quiet(numba.njit(cache=True, boundscheck=checked)(helper)))
         self.path = str(path)
         self.line_map = line_map
         self.describe = describe  # "gradient of f (model.py:3)"
