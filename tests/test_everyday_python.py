@@ -227,6 +227,14 @@ def kwargs_as_dict(x):
     return np.sum(_as_dict(x, a=1.0))
 
 
+def _keywords_only(x, **opts):
+    return x * opts.get("a", 1.0)
+
+
+def extra_positional(x):
+    return np.sum(_keywords_only(x, 2.0))
+
+
 def assigned_on_one_path(x):
     try:
         scale = float(len(x))
@@ -252,7 +260,8 @@ def test_differentiated_code_inside_try_names_its_line(transform):
     (missing_keyword, 'opts["scale"]', "opts['scale'] where the call passes no scale="),
     (kwargs_as_dict, "dict(opts)", "using **opts as a dict"),
     (assigned_on_one_path, "try:", "assigns 'scale' on some paths only"),
-], ids=["missing-keyword", "kwargs-as-dict", "one-path"])
+    (extra_positional, "_keywords_only(x, 2.0)", "with 2 positional arguments"),
+], ids=["missing-keyword", "kwargs-as-dict", "one-path", "extra-positional"])
 def test_refused_forms_name_the_line(func, text, words):
     with pytest.raises(srcgrad.SrcgradSyntaxError) as info:
         srcgrad.grad(func, jit=False)

@@ -36,14 +36,17 @@ from ..syntax import const, name as _name
 @dataclass(frozen=True)
 class Shape:
     """How one call binds a helper's `*args`/`**kwargs`: the parameter names it gets."""
-    positional: int  # the helper's named positional parameters
+    positional: int | None  # the helper's named positional parameters, if it has *args
     extra: tuple[str, ...]  # a parameter per extra positional argument
     keywords: tuple[tuple[str, str], ...]  # (keyword, parameter) per extra keyword
 
     def rewrite(self, call) -> None:
         """Pass the extra arguments of `call` by their parameters' names (extras first:
-        Python evaluates positional arguments before keywords)."""
-        extras, call.args = call.args[self.positional:], call.args[:self.positional]
+        Python evaluates positional arguments before keywords). Without *args, too many
+        positional arguments stay, for the inliner to refuse."""
+        extras = []
+        if self.positional is not None:
+            extras, call.args = call.args[self.positional:], call.args[:self.positional]
         renamed = dict(self.keywords)
         call.keywords = [gast.keyword(arg=p, value=v) for p, v in zip(self.extra, extras)] + [
             gast.keyword(arg=renamed.get(k.arg, k.arg), value=k.value) for k in call.keywords]
@@ -72,7 +75,8 @@ def shape_of(fdef, call, taken: set[str]) -> Shape | None:
         for k in call.keywords:
             if k.arg is not None and k.arg not in keywords:
                 pairs.append((k.arg, _fresh(f"{args.kwarg.id}_{k.arg}", taken)))
-    return Shape(len(positional), tuple(extra), tuple(pairs))
+    star = len(positional) if args.vararg is not None else None
+    return Shape(star, tuple(extra), tuple(pairs))
 
 
 def _fresh(stem: str, taken: set[str]) -> str:
