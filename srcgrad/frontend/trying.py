@@ -149,26 +149,8 @@ class _Lowering:
         return out
 
     def lower(self, stmt):
-        inside = {id(n) for n in gast.walk(stmt)}
-        for node in gast.walk(stmt):
-            callee = getattr(node, "callee", None)
-            if isinstance(callee, gast.FunctionDef):
-                self.fail(node, f"calling the local function {callee.name}() inside a try "
-                          "statement", "call it before or after the try statement")
-            if callee is not None and isinstance(node.func, gast.Name):  # runs as Python
-                self.resolved.namespace[node.func.id] = callee
-        before = set(self.resolved.params) | set(self.resolved.data_globals) | self.free | {
-            n.id for n in self.stores if id(n) not in inside and _position(n) < _position(stmt)}
-        written = [v for v in _names([stmt], gast.Store) if v in self.local]
-        inputs = [v for v in _names([stmt], gast.Load) + written
-                  if v in self.local and v in before]
-        inputs = list(dict.fromkeys(inputs))
-        outside = {n.id for n in self.loads if id(n) not in inside}
-        outputs = [v for v in written if v in outside]
-        for var in outputs:
-            if var not in before and not _always(stmt, var):
-                self.fail(stmt, f"a try statement that assigns {var!r} on some paths only",
-                          f"give {var} a value before the try statement")
+        """The call replacing `stmt`; its helper goes into `Resolved.callees`."""
+        inputs, outputs = self.interface(stmt)
         shapes_only = _shapes_only(stmt)
         helper = f"{self.stem}{self.parsed.loc(stmt).lineno}"  # the line in the user's file
         result = (gast.Tuple(elts=[_name(v) for v in outputs], ctx=gast.Load())
@@ -195,6 +177,29 @@ class _Lowering:
                 n.ctx = gast.Store()
         return gast.copy_location(gast.Assign(targets=[target], value=call, type_comment=None),
                                   stmt)
+
+    def interface(self, stmt) -> tuple[list[str], list[str]]:
+        """(the variables the helper takes, those it returns), in order of appearance."""
+        inside = {id(n) for n in gast.walk(stmt)}
+        for node in gast.walk(stmt):
+            callee = getattr(node, "callee", None)
+            if isinstance(callee, gast.FunctionDef):
+                self.fail(node, f"calling the local function {callee.name}() inside a try "
+                          "statement", "call it before or after the try statement")
+            if callee is not None and isinstance(node.func, gast.Name):  # runs as Python
+                self.resolved.namespace[node.func.id] = callee
+        before = set(self.resolved.params) | set(self.resolved.data_globals) | self.free | {
+            n.id for n in self.stores if id(n) not in inside and _position(n) < _position(stmt)}
+        written = [v for v in _names([stmt], gast.Store) if v in self.local]
+        inputs = list(dict.fromkeys(v for v in _names([stmt], gast.Load) + written
+                                    if v in self.local and v in before))
+        outside = {n.id for n in self.loads if id(n) not in inside}
+        outputs = [v for v in written if v in outside]
+        for var in outputs:
+            if var not in before and not _always(stmt, var):
+                self.fail(stmt, f"a try statement that assigns {var!r} on some paths only",
+                          f"give {var} a value before the try statement")
+        return inputs, outputs
 
 
 def lower_try(resolved) -> None:
