@@ -3,6 +3,9 @@ jacrev, hessian, vmap and jax.test_util.check_grads), checked against the same c
 written with jax.numpy and against central finite differences; bad arguments; and
 `import srcgrad` imports neither JAX nor PyTorch.
 """
+import functools
+import json
+import os
 import subprocess
 import sys
 
@@ -11,22 +14,14 @@ import pytest
 
 import srcgrad
 from gradcheck import assert_close, numerical_grad
-from interop_models import STEPS, W, X, coupled
+from interop_models import STEPS, W, X, coupled, coupled_vectorized
 
 jax = pytest.importorskip("jax", reason="srcgrad.to_jax needs jax (pip install -e '.[test]')")
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 from jax.test_util import check_grads  # noqa: E402
 
-
-def coupled_twin(x, w, steps):
-    y = x
-    for _ in range(steps):
-        z = jnp.concatenate([-y[:1], w * jnp.tanh(y[:-1]) * x[1:]])
-        y = y + z / steps
-    return y
-
-
+coupled_twin = functools.partial(coupled_vectorized, jnp.concatenate, jnp.tanh)
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["python", "numba"])
@@ -111,3 +106,20 @@ def test_import_srcgrad_imports_neither_jax_nor_torch():
             "print(sorted(m for m in ('jax', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_float32_without_x64():
+    """Without jax_enable_x64, JAX's float32 arrays go in and out (srcgrad computes in float64)."""
+    code = """if True:
+        import sys; sys.path.insert(0, {tests!r})
+        import json, jax, jax.numpy as jnp, numpy as np, srcgrad
+        from interop_models import STEPS, W, X, coupled, coupled_vectorized
+        f = srcgrad.to_jax(coupled, X, W, STEPS, jit=False)
+        g = jax.jit(jax.grad(lambda x: jnp.sum(f(x, W, STEPS))))(jnp.asarray(X))
+        print(f(X.astype(np.float32), W, STEPS).dtype, g.dtype, json.dumps(g.tolist()))
+    """.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    value_dtype, grad_dtype, grad = out.stdout.split(maxsplit=2)
+    assert (value_dtype, grad_dtype) == ("float32", "float32")
+    expected = srcgrad.vjp(coupled, X, W, STEPS, jit=False)[1](np.ones(4))[0]
+    assert_close(np.array(json.loads(grad)), expected, rtol=1e-6, atol=1e-7)

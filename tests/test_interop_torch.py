@@ -2,23 +2,18 @@
 torch.autograd.gradcheck (backward and forward mode), gradgradcheck, and against the same
 computation written with torch ops; bad arguments (dtype, shape, device).
 """
+import functools
+
 import numpy as np
 import pytest
 
 import srcgrad
 from gradcheck import assert_close
-from interop_models import STEPS, W, X, coupled
+from interop_models import STEPS, W, X, coupled, coupled_vectorized
 
 torch = pytest.importorskip("torch", reason="srcgrad.to_torch needs torch (pip install -e "
                                             "'.[test]')")
-
-
-def coupled_twin(x, w, steps):
-    y = x
-    for _ in range(steps):
-        z = torch.cat([-y[:1], w * torch.tanh(y[:-1]) * x[1:]])
-        y = y + z / steps
-    return y
+coupled_twin = functools.partial(coupled_vectorized, torch.cat, torch.tanh)
 
 
 def leaves():
