@@ -70,7 +70,8 @@ _HINTS = {
 }
 
 
-def _fail(parsed: Parsed, node, what: str, hint: str = "") -> None:
+def refuse(parsed: Parsed, node, what: str, hint: str = "") -> None:
+    """Raise the SrcgradSyntaxError for `what` at `node` (the front end's passes share it)."""
     raise SrcgradSyntaxError(
         f"srcgrad cannot differentiate {parsed.func.__qualname__}: {what} is not supported"
         + (f"; {hint}" if hint else ""), parsed.loc(node))
@@ -85,7 +86,7 @@ def check(parsed: Parsed) -> Parsed:
     tree = parsed.tree
     args = tree.args
     if args.vararg is not None or args.kwarg is not None:
-        _fail(parsed, tree, "a *args/**kwargs parameter", "list the parameters explicitly")
+        refuse(parsed, tree, "a *args/**kwargs parameter", "list the parameters explicitly")
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
     for stmt in tree.body:
         if isinstance(stmt, gast.FunctionDef):
@@ -111,9 +112,9 @@ def _check_local_function(parsed: Parsed, fdef) -> None:
     """A `def` or `lambda` at the top of the body: inlined where it is called."""
     args = fdef.args
     if args.vararg is not None or args.kwarg is not None:
-        _fail(parsed, fdef, "a *args/**kwargs parameter", "list the parameters explicitly")
+        refuse(parsed, fdef, "a *args/**kwargs parameter", "list the parameters explicitly")
     if getattr(fdef, "decorator_list", None):
-        _fail(parsed, fdef, "a decorator on a nested function")
+        refuse(parsed, fdef, "a decorator on a nested function")
     body = fdef.body if isinstance(fdef, gast.FunctionDef) else [gast.Return(value=fdef.body)]
     declared = 0  # `nonlocal v` at the top: v is the enclosing function's (calls.py)
     while declared < len(body) and isinstance(body[declared], gast.Nonlocal):
@@ -122,7 +123,7 @@ def _check_local_function(parsed: Parsed, fdef) -> None:
         _check_statement(parsed, stmt)
     for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
         if not isinstance(default, gast.Constant):
-            _fail(parsed, default, "a default value that is not a constant in a nested function")
+            refuse(parsed, default, "a default value that is not a constant in a nested function")
     if isinstance(fdef, gast.FunctionDef) and _returns(fdef):  # none: it returns None
         _check_return(parsed, fdef)
 
@@ -147,41 +148,41 @@ def _check_try(parsed: Parsed, stmt) -> None:
         if node is stmt or isinstance(node, gast.Raise):
             continue
         if isinstance(node, gast.Return):
-            _fail(parsed, node, "return inside a try statement",
+            refuse(parsed, node, "return inside a try statement",
                   "assign the value in the try statement and return it after")
         if isinstance(node, (gast.Break, gast.Continue)) and id(node) not in looped:
-            _fail(parsed, node, f"a {_construct(node)} leaving a try statement",
+            refuse(parsed, node, f"a {_construct(node)} leaving a try statement",
                   "set a flag in the try statement and test it after")
         _check_node(parsed, node)
 
 
 def _check_node(parsed: Parsed, node) -> None:
     if isinstance(node, gast.stmt) and not isinstance(node, _STATEMENTS):
-        _fail(parsed, node, _construct(node), _HINTS.get(type(node).__name__, ""))
+        refuse(parsed, node, _construct(node), _HINTS.get(type(node).__name__, ""))
     if isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS):
-        _fail(parsed, node, _construct(node))
+        refuse(parsed, node, _construct(node))
     if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
         targets = node.targets if isinstance(node, gast.Assign) else [node.target]
         for target in targets:
             _check_target(parsed, target)
     if isinstance(node, gast.Constant) and isinstance(node.value, complex):
-        _fail(parsed, node, f"the complex number {node.value!r}",
+        refuse(parsed, node, f"the complex number {node.value!r}",
               "srcgrad does not support complex numbers yet")
     if isinstance(node, gast.Call) and _makes_complex(parsed, node.func):
-        _fail(parsed, node, "making a complex number",
+        refuse(parsed, node, "making a complex number",
               "srcgrad does not support complex numbers yet")
     if _makes_complex(parsed, node) or _complex_dtype_text(node):
-        _fail(parsed, node, "a complex dtype", "srcgrad differentiates real values only")
+        refuse(parsed, node, "a complex dtype", "srcgrad differentiates real values only")
     if isinstance(node, gast.Call):
         if any(k.arg is None for k in node.keywords):
-            _fail(parsed, node, "a **kwargs argument in a call")
+            refuse(parsed, node, "a **kwargs argument in a call")
     if isinstance(node, (gast.For, gast.While)) and node.orelse:
-        _fail(parsed, node, f"an else clause on a {_construct(node)}",
+        refuse(parsed, node, f"an else clause on a {_construct(node)}",
               "set a flag before break and test it after the loop")
     if isinstance(node, gast.For):
         _check_target(parsed, node.target, subscript=False)
     if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Tuple):
-        _fail(parsed, node, "augmented assignment to a tuple")
+        refuse(parsed, node, "augmented assignment to a tuple")
 
 
 _COMPLEX_TYPES = ("complex64", "complex128", "complex256", "complex_", "csingle", "cdouble",
@@ -221,10 +222,10 @@ def _check_target(parsed: Parsed, target, subscript=True) -> None:
             _check_target(parsed, elt, subscript=False)
     elif isinstance(target, gast.Subscript) and subscript:
         if not isinstance(target.value, gast.Name):
-            _fail(parsed, target, "assignment into a nested subscript (y[i][j] = v)",
+            refuse(parsed, target, "assignment into a nested subscript (y[i][j] = v)",
                   "index once: y[i, j] = v")
     elif not isinstance(target, gast.Name):
-        _fail(parsed, target, f"assignment to {_target_kind(target)} here")
+        refuse(parsed, target, f"assignment to {_target_kind(target)} here")
 
 
 def _target_kind(target) -> str:
@@ -247,11 +248,11 @@ def _returns(tree) -> list:
 def _check_return(parsed: Parsed, tree) -> None:
     returns = _returns(tree)
     if not returns:
-        _fail(parsed, tree, "a function without a return statement",
+        refuse(parsed, tree, "a function without a return statement",
               "return the scalar to differentiate")
     for ret in returns:
         if ret.value is None:
-            _fail(parsed, ret, "a bare return (it returns None)")
+            refuse(parsed, ret, "a bare return (it returns None)")
 
 
 def _check_names(parsed: Parsed, tree, params) -> None:
@@ -259,16 +260,16 @@ def _check_names(parsed: Parsed, tree, params) -> None:
     for node in gast.walk(tree):
         if isinstance(node, gast.Name):
             if RESERVED.search(node.id):
-                _fail(parsed, node, f"the name {node.id!r}",
+                refuse(parsed, node, f"the name {node.id!r}",
                       "names like _adj_x, _t1, _tape_x and x__2 are reserved for srcgrad's "
                       "generated code; rename it")
             if isinstance(node.ctx, gast.Store):
                 stores.add(node.id)
     for name in MODULE_NAMES:
         if name in stores:
-            _fail(parsed, tree, f"a parameter or local variable named {name!r}",
+            refuse(parsed, tree, f"a parameter or local variable named {name!r}",
                   f"generated code uses {name!r} for the module; rename the variable")
     for node in gast.walk(tree):
         if isinstance(node, gast.Name) and node.id in RUNTIME_NAMES:
-            _fail(parsed, node, f"the name {node.id!r}",
+            refuse(parsed, node, f"the name {node.id!r}",
                   f"generated code calls srcgrad's helper {node.id}(); rename your variable")

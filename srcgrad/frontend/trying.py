@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import gast
 
-from ..errors import SrcgradSyntaxError
 from ..runtime import __all__ as RUNTIME_NAMES, stop_gradient
+from .check import refuse
 from ..syntax import const, line_comment, name as _name
 
 
@@ -133,8 +133,7 @@ class _Lowering:
                 or any(spelled.split(".")[0] == name for spelled in resolved.callees))
 
     def fail(self, node, what: str, hint: str):
-        raise SrcgradSyntaxError(f"srcgrad cannot differentiate {self.parsed.func.__qualname__}: "
-                                 f"{what} is not supported; {hint}", self.parsed.loc(node))
+        refuse(self.parsed, node, what, hint)
 
     def block(self, stmts) -> list:
         out = []

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import gast
 
-from ..errors import SrcgradSyntaxError
+from .check import refuse
 from ..syntax import const, name as _name
 
 
@@ -113,8 +113,7 @@ class _Expand(gast.NodeTransformer):
         self.parsed = parsed
 
     def fail(self, node, what: str, hint: str):
-        raise SrcgradSyntaxError(f"srcgrad cannot differentiate {self.parsed.func.__qualname__}: "
-                                 f"{what} is not supported; {hint}", self.parsed.loc(node))
+        refuse(self.parsed, node, what, hint)
 
     def block(self, stmts) -> list:
         out = []
