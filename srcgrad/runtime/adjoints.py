@@ -129,21 +129,32 @@ def _sum_to_impl(g, shape):
         for d in range(rank):
             dims[d] = 1 if shape[d] == 1 else g.shape[d + lead]
         shape = to_fixed_tuple(dims, rank)
-        # Walk g in C order; each element lands in the out element it was broadcast from.
+        # Walk g in C order with a running index; each element lands in the out element
+        # it was broadcast from (`step[d]`: out's stride along g's axis d, 0 if summed).
         out = np.zeros(shape)
         flat = out.reshape(out.size)
         gs = g.shape
         lead = g.ndim - len(shape)
         gflat = np.ascontiguousarray(g).reshape(g.size)
+        step = np.zeros(g.ndim, np.int64)
+        stride = 1
+        for d in range(g.ndim - 1, lead - 1, -1):
+            n = shape[d - lead]
+            if n != 1:
+                step[d] = stride
+            stride *= n
+        index = np.zeros(g.ndim, np.int64)
+        at = 0
         for k in range(g.size):
-            rem, idx, stride = k, 0, 1
-            for d in range(g.ndim - 1, lead - 1, -1):
-                i = rem % gs[d]
-                rem //= gs[d]
-                n = shape[d - lead]
-                if n != 1:
-                    idx += i * stride
-                stride *= n
-            flat[idx] += gflat[k]
+            flat[at] += gflat[k]
+            d = g.ndim - 1
+            while d >= 0:
+                index[d] += 1
+                at += step[d]
+                if index[d] < gs[d]:
+                    break
+                at -= step[d] * gs[d]
+                index[d] = 0
+                d -= 1
         return out
     return impl

@@ -9,7 +9,7 @@ from ._types import is_none as _is_none
 from ._types import is_number as _is_number
 from .cotangents import extremum_share
 from .dtypes import as_float, float_dtype
-from .reductions import prod_others_axis
+from .reductions import prod_others_axis, split_at_axis
 
 
 # --- expand_to: the cotangent of a reduction over `axis`, back in x's shape -------------
@@ -40,23 +40,18 @@ def _expand_to(g, x, axis, keepdims):
         return None
 
     def impl(g, x, axis, keepdims):
-        # g's C-order layout is the same with or without the reduced length-1 axis.
-        shape = x.shape
-        nd = len(shape)
-        ax = axis + nd if axis < 0 else axis
-        out = np.empty(shape)
-        flat = out.reshape(out.size)
+        # g's C-order layout is the same with or without the reduced length-1 axis: x is
+        # (outer, n, inner) around the axis, g (outer, inner).
+        ax = axis + x.ndim if axis < 0 else axis
+        outer, n, inner = split_at_axis(x.shape, ax)
         gflat = np.ascontiguousarray(g).reshape(g.size)
-        for k in range(out.size):
-            rem, idx, stride = k, 0, 1
-            for d in range(nd - 1, -1, -1):
-                i = rem % shape[d]
-                rem //= shape[d]
-                if d != ax:
-                    idx += i * stride
-                    stride *= shape[d]
-            flat[k] = gflat[idx]
-        return out
+        out = np.empty(outer * n * inner)
+        for i in range(outer):
+            for j in range(n):
+                start = (i * n + j) * inner
+                for k in range(inner):
+                    out[start + k] = gflat[i * inner + k]
+        return out.reshape(x.shape)
     return impl
 
 # --- axis_extremum_share: d max(x, axis) / dx, split evenly between tied maxima ---------

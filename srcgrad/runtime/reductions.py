@@ -32,7 +32,8 @@ def _keep(keepdims):
 
 
 @register_jitable
-def _split(shape, ax):
+def split_at_axis(shape, ax):
+    """(outer, n, inner): the lengths before, at and after axis `ax` of `shape`."""
     outer, inner = 1, 1
     for d in range(ax):
         outer *= shape[d]
@@ -117,7 +118,7 @@ def _overload_reduction(func, kind):
             ax = axis + a.ndim if axis < 0 else axis
             if ax < 0 or ax >= a.ndim:
                 raise ValueError("axis is out of bounds for the array")
-            outer, n, inner = _split(a.shape, ax)
+            outer, n, inner = split_at_axis(a.shape, ax)
             src = np.ascontiguousarray(a).reshape((outer, n, inner))
             out = np.empty(outer * inner, out_dtype)
             lanes = np.empty(n, a.dtype)
@@ -144,7 +145,7 @@ def prod_others_axis(a, axis):
     """For each element of `a`, the product of the other elements along `axis` (shaped like
     `a`), from exclusive running products from both ends (a zero in `a` is fine)."""
     ax = axis + a.ndim if axis < 0 else axis
-    outer, n, inner = _split(a.shape, ax)
+    outer, n, inner = split_at_axis(a.shape, ax)
     src = np.ascontiguousarray(a).reshape((outer, n, inner))
     out = np.empty((outer, n, inner))
     for i in range(outer):
