@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gradient import _check_differentiable, _plain
+from .gradient import _check_differentiable, _plain, _shaped_like
 
 
 def is_float(value) -> bool:
@@ -39,8 +39,12 @@ def like(value, template, what: str):
 
 
 def shaped(grad, arg):
-    return float(grad) if np.ndim(arg) == 0 else np.asarray(grad, dtype=np.float64).reshape(
-        np.shape(arg))
+    """A derivative shaped like its argument: a float for a scalar, else an array of the
+    argument's shape and float dtype (float32 stays float32, as in `_shaped_like`)."""
+    if np.ndim(arg) == 0:
+        return float(grad)
+    return _shaped_like(grad, arg) if isinstance(arg, np.ndarray) else np.asarray(
+        grad, dtype=np.float64).reshape(np.shape(arg))
 
 
 def basis(shape):
