@@ -117,8 +117,9 @@ def parsed_option(x, spec):
 def mixture_mean(w, centers):
     k = centers.shape[0]
     mean = sum(w[j] * centers[j] for j in range(k))
-    spread = sum(centers)  # the rows of an array
-    return np.sum(mean ** 2) + np.sum(spread * np.tanh(mean))
+    spread = sum(centers, 0.5 * np.sum(w))  # the rows of an array, a differentiable start
+    shifted = sum((np.tanh(c) for c in centers), mean)  # an array start
+    return np.sum(mean ** 2) + np.sum(spread * np.tanh(mean)) + np.sum(shifted * spread)
 
 
 # (function, arguments, wrt, whether numba compiles it)

@@ -1,18 +1,18 @@
 """Rules for the Python around the math: printing and formatting, random generators,
 dtype conversion and arrays built from lists (helpers in runtime/effects.py).
 
-Only `x.astype(dtype)` carries a gradient (to a float dtype: g; to an integer
-or bool one: zero); everything else here makes text, constants or uninitialised
-arrays.
+Only `x.astype(dtype)` (to a float dtype: g; to an integer or bool one: zero)
+and the start value of a sum carry a gradient; everything else here makes text,
+constants or uninitialised arrays.
 """
 import numpy as np
 
 from ..runtime import (as_type, as_type_grad, empty_rows, format_percent, format_text,
-                       new_generator, print_values, sum_check, sum_probe, sum_start)
+                       new_generator, print_values, sum_check, sum_probe, sum_start, unbroadcast)
 from .registry import METHODS, defnondiff, defrule
 
 defnondiff(format_text, format_percent, print_values, new_generator, empty_rows, sum_probe,
-           sum_start, sum_check)
+           sum_check)
 
 
 def _to_float(rng):
@@ -33,3 +33,17 @@ def astype(g, ans, x, dtype):
 
 
 METHODS.update({"astype": as_type})
+
+
+def _start_of_rows(rng):
+    return float(rng.uniform(-2.0, 2.0)), [rng.uniform(-2.0, 2.0, size=3)]
+
+
+def _array_start(rng):
+    return rng.uniform(-2.0, 2.0, size=(2, 3)), []
+
+
+@defrule(sum_start, sample=(_start_of_rows, _array_start))
+def sum_start_vjp(g, ans, start, items=None):
+    """sum(items, start) begins at start (broadcast to the terms' rank when compiled)."""
+    return unbroadcast(g, start)

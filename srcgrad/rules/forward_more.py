@@ -15,7 +15,7 @@ from .forward import ELEMENTWISE, JVP, LINEAR, defjvp
 
 for _vjp in (matrices.diag, matrices.trace, matrices.tril, matrices.triu, matrices.kron,
              matrices.atleast, matrices.roll, ordering.take, ordering.take_along_axis,
-             everyday.astype):
+             everyday.astype, everyday.sum_start_vjp):
     JVP[_vjp] = LINEAR
 for _vjp in (special.erf, special.gammaln, special.digamma, special.math_digamma_vjp,
              special.expit, special.xlogy):

@@ -145,7 +145,7 @@ def sum_probe():
     return False
 
 
-def sum_start(items, start):
+def sum_start(start, items):
     """The accumulator's first value in sum(items, start): `start` itself in Python.
 
     Compiled, a number start of array terms becomes an array of the terms' rank with
@@ -184,12 +184,12 @@ def _start_dtype(term, start):
 
 
 @overload(sum_start)
-def _sum_start(items, start):
+def _sum_start(start, items):
     term = _term_type(items)
     if not (isinstance(term, types.Array) and _is_number(start)):
-        return lambda items, start: start
+        return lambda start, items: start
     shape, dtype = (1,) * term.ndim, _start_dtype(term.dtype, start)
-    return lambda items, start: np.full(shape, start, dtype)
+    return lambda start, items: np.full(shape, start, dtype)
 
 
 @overload(sum_check)
