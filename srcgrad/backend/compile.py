@@ -138,10 +138,11 @@ class Compiled:
         dispatchers = [self.dispatcher] + [getattr(self.module, n) for n in self.helpers]
         deleted = _delete_cache_files(self.path, dispatchers)
         reason = _key_line(_message(exc))
+        folders = sorted({os.path.dirname(path) for path in deleted}) or ["none left"]
         warnings.warn(
             f"srcgrad: numba's cache files for the {self.describe} could not be read "
-            f"({type(exc).__name__}: {reason}); srcgrad deleted them "
-            f"({', '.join(deleted) or 'none left'}) and compiles the code again.",
+            f"({type(exc).__name__}: {reason}); srcgrad deleted the module's {len(deleted)} "
+            f"cache files (in {', '.join(folders)}) and compiles the code again.",
             SrcgradWarning, stacklevel=outside())
         return True
 
