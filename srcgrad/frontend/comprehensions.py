@@ -7,7 +7,7 @@ Guarantees to the rest of desugar (the tree keeps the user's line numbers):
   generator, an `if` per condition); the comprehension's variable is renamed
   when the function uses its name elsewhere (Python scopes it to the
   comprehension). `sum(<comprehension or sequence>, start)` accumulates in a
-  loop (`_accK = sum_start(start, terms); for ...: _accK = _accK + e`), exactly
+  loop (`_accK = sum_start(start, sum_zero(terms)); for ...: _accK = _accK + e`), exactly
   Python's sum; for a generator, `terms` is a list filled by a copy of its loops
   under `if sum_probe():`, which never runs (numba reads the terms' type from
   it, so a sum of array terms from a number start compiles: runtime/effects.py).
@@ -40,7 +40,7 @@ from ..syntax import name as _name
 from .formatting import Formatting
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp)
-LIST_READERS = ("len", "empty_rows", "sum_start")  # calls that take a list as it is
+LIST_READERS = ("len", "empty_rows", "sum_zero")  # calls that take a list as it is
 
 
 def _const(value):
@@ -315,7 +315,7 @@ class _Lowering(Formatting):
 
     def accumulate(self, source, start, pre) -> str:
         """Python's sum: start + e0 + e1 + ..., left to right. The accumulator starts at
-        sum_start(start, terms), which compiled code shapes like the terms (array terms
+        sum_start(start, sum_zero(terms)), shaped like the terms when compiled (array terms
         and a number start compile), and sum_check says when no array term came."""
         acc, count = self.fresh("acc"), self.fresh("cnt")
         if not isinstance(start, (gast.Name, gast.Constant)):
@@ -324,8 +324,10 @@ class _Lowering(Formatting):
             start = _name(held)
         comprehension = isinstance(source, _COMPREHENSIONS)
         items = self.probe(source, pre) if comprehension else self.sequence(source, pre)
+        zero = self.fresh("z")  # a constant: the terms (in the probe) stay inactive
+        pre.append(_assign(zero, _call(self.helper("sum_zero"), _name(items)), self.where))
         pre.append(_assign(acc, _call(self.helper("sum_start"), copy.deepcopy(start),
-                                      _name(items)), self.where))
+                                      _name(zero)), self.where))
         pre.append(_assign(count, _const(0), self.where))
 
         def add(holder, value=None):

@@ -8,11 +8,12 @@ constants or uninitialised arrays.
 import numpy as np
 
 from ..runtime import (as_type, as_type_grad, empty_rows, format_percent, format_text,
-                       new_generator, print_values, sum_check, sum_probe, sum_start, unbroadcast)
+                       new_generator, print_values, sum_check, sum_probe, sum_start, sum_zero,
+                       unbroadcast)
 from .registry import METHODS, defnondiff, defrule
 
 defnondiff(format_text, format_percent, print_values, new_generator, empty_rows, sum_probe,
-           sum_check)
+           sum_zero, sum_check)
 
 
 def _to_float(rng):
@@ -36,14 +37,14 @@ METHODS.update({"astype": as_type})
 
 
 def _start_of_rows(rng):
-    return float(rng.uniform(-2.0, 2.0)), [rng.uniform(-2.0, 2.0, size=3)]
+    return float(rng.uniform(-2.0, 2.0)), np.zeros((1,))
 
 
 def _array_start(rng):
-    return rng.uniform(-2.0, 2.0, size=(2, 3)), []
+    return rng.uniform(-2.0, 2.0, size=(2, 3)), 0
 
 
+# sum(items, start) begins at start (broadcast to the terms' rank when compiled)
 @defrule(sum_start, sample=(_start_of_rows, _array_start))
-def sum_start_vjp(g, ans, start, items=None):
-    """sum(items, start) begins at start (broadcast to the terms' rank when compiled)."""
+def sum_start_vjp(g, ans, start, like=None):
     return unbroadcast(g, start)

@@ -141,16 +141,24 @@ def _empty_rows(items):
 
 def sum_probe():
     """False. Guards a copy of a sum's loops that never runs: it is there so that numba
-    knows the type of the terms (the list it appends to) before the first term exists."""
+    knows the type of the terms (the list it appends to, read by sum_zero) before the
+    first term exists."""
     return False
 
 
-def sum_start(start, items):
+def sum_zero(items):
+    """0 in Python. Compiled, for array terms, zeros of the terms' rank and dtype with every
+    length 1 (for number terms, 0): what tells sum_start the terms' type."""
+    return 0
+
+
+def sum_start(start, like):
     """The accumulator's first value in sum(items, start): `start` itself in Python.
 
-    Compiled, a number start of array terms becomes an array of the terms' rank with
-    every length 1 (`np.full((1,) * ndim, start)`), so the accumulator has one type;
-    `start + e0` broadcasts to e0's shape, the values Python's sum adds up.
+    Compiled, a number start of array terms (`like` = sum_zero(terms) is an array)
+    becomes an array of the terms' rank with every length 1 (`np.full((1,) * ndim,
+    start)`), so the accumulator has one type; `start + e0` broadcasts to e0's
+    shape, the values Python's sum adds up.
     """
     return start
 
@@ -183,13 +191,21 @@ def _start_dtype(term, start):
     return np.dtype(np.int64) if term.kind == "b" else term
 
 
-@overload(sum_start)
-def _sum_start(start, items):
+@overload(sum_zero)
+def _sum_zero(items):
     term = _term_type(items)
-    if not (isinstance(term, types.Array) and _is_number(start)):
-        return lambda start, items: start
-    shape, dtype = (1,) * term.ndim, _start_dtype(term.dtype, start)
-    return lambda start, items: np.full(shape, start, dtype)
+    if not isinstance(term, types.Array):
+        return lambda items: 0
+    shape, dtype = (1,) * term.ndim, numba.np.numpy_support.as_dtype(term.dtype)
+    return lambda items: np.zeros(shape, dtype)
+
+
+@overload(sum_start)
+def _sum_start(start, like):
+    if not (isinstance(like, types.Array) and _is_number(start)):
+        return lambda start, like: start
+    shape, dtype = (1,) * like.ndim, _start_dtype(like.dtype, start)
+    return lambda start, like: np.full(shape, start, dtype)
 
 
 @overload(sum_check)
