@@ -22,6 +22,8 @@ import srcgrad
 from gradcheck import numerical_grad
 
 MODEL = '''
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 import srcgrad
@@ -76,6 +78,23 @@ def clipped(w):
 
 def clipped_each(w):
     return soft_clip(w * 2.0)
+
+
+@dataclass
+class Linear:
+    w: np.ndarray
+    b: float
+
+    def predict(self, X):
+        return X @ self.w + self.b
+
+    def loss(self, X, y):
+        return np.mean((self.predict(X) - y) ** 2)
+
+
+def mlp(params, x):
+    h = np.tanh(params["W1"] @ x + params["b1"])
+    return np.sum(params["W2"] @ h)
 '''
 
 CHILD = r'''
@@ -87,18 +106,22 @@ from srcgrad import pipeline
 
 
 def flat(v):
-    return np.concatenate([np.ravel(np.asarray(x, dtype=float))
-                           for x in (v if isinstance(v, tuple) else (v,))])
+    parts = v.values() if isinstance(v, dict) else v if isinstance(v, tuple) else (v,)
+    return np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in parts])
 
 
+with open(sys.argv[2], "rb") as handle:
+    first = pickle.load(handle)  # the value_and_grad, alone
+report = {"transforms": pipeline.STATS["transforms"]}
 with open(sys.argv[1], "rb") as handle:
     blob = handle.read()
 cases, non_scalar = pickle.loads(blob)
-report = {"model_importable": "model" in sys.modules, "transforms": pipeline.STATS["transforms"]}
+report["model_importable"] = "model" in sys.modules
 for name, (obj, args, expected) in cases.items():
     report[name] = float(np.max(np.abs(flat(obj(*args)) - flat(expected))))
 report["backend"] = cases["value_and_grad"][0].backend
 report["same_object"] = pickle.loads(blob)[0]["value_and_grad"][0] is cases["value_and_grad"][0]
+report["same_as_first"] = first is cases["value_and_grad"][0]
 try:
     non_scalar(np.ones(3))
 except srcgrad.NonScalarOutputError as exc:
@@ -127,6 +150,7 @@ def _cases(model):
     energy = model.scaled(1.5)
     _, vjp_fn = srcgrad.vjp(model.vector, w, jit=False)
     cosine = srcgrad.grad(lambda x: np.sum(np.cos(x) * model.CENTRE), jit=False)
+    params = {"W1": rng.normal(size=(2, 3)), "b1": np.zeros(2), "W2": rng.normal(size=(1, 2))}
     objects = {
         "value_and_grad": (srcgrad.value_and_grad(model.loss), (w, X, y)),
         "grad_closure": (srcgrad.grad(energy, jit=False), (w,)),
@@ -134,6 +158,8 @@ def _cases(model):
         "custom_rule": (srcgrad.grad(model.clipped, jit=False), (w,)),
         "custom_forward": (srcgrad.jacfwd(model.clipped_each, jit=False), (w,)),
         "lambda": (cosine, (w,)),
+        "bound_method": (srcgrad.grad(model.Linear(w, 0.3).loss, jit=False), (X, y)),
+        "dict_params": (srcgrad.grad(model.mlp, jit=False), (params, w)),
         "vjp_fn": (vjp_fn, (np.ones(3),)),
         "jacfwd": (srcgrad.jacfwd(model.vector, jit=False), (w,)),
         "jacrev": (srcgrad.jacrev(model.vector, jit=False), (w,)),
@@ -158,12 +184,13 @@ def test_every_derivative_object_works_in_a_fresh_process(model, tmp_path):
                                rtol=1e-12)
     size = len(pickle.dumps(cases["value_and_grad"][0]))
     assert size < 100_000, f"a pickled gradient takes {size} bytes"
-    blob = tmp_path / "objects.pkl"
+    blob, first = tmp_path / "objects.pkl", tmp_path / "first.pkl"
     blob.write_bytes(pickle.dumps((cases, srcgrad.grad(module.vector, jit=False))))
+    first.write_bytes(pickle.dumps(cases["value_and_grad"][0]))
     os.unlink(path)  # the child could not read it even if it looked
     env = {**os.environ, "SRCGRAD_CACHE_DIR": str(tmp_path / "fresh-cache")}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(blob)], env=env, cwd=str(tmp_path),
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(blob), str(first)], env=env,
+                         cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert not report["model_importable"]
@@ -171,7 +198,7 @@ def test_every_derivative_object_works_in_a_fresh_process(model, tmp_path):
         assert report[name] < 1e-12, (name, report[name])
     assert report["backend"] == "numba"
     assert report["transforms"] == 0  # the gradient's generated module was carried
-    assert report["same_object"]
+    assert report["same_object"] and report["same_as_first"]
     assert "model.py:" in report["error"] and "vector" in report["error"]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 
 import numpy as np
 
@@ -152,8 +153,11 @@ class GradFunction(metaclass=_Compiled):
             parsed.loc(parsed.tree.body[-1]))
 
     def __reduce__(self):
-        """Pickles as the call that made it; f travels by value (pickling.py)."""
-        return reduce_call(GradFunction, (self.__wrapped__, tuple(self.wrt) if self._many
+        """Pickles as the call that made it; f (a bound method's instance too) travels by
+        value (pickling.py)."""
+        func = self.__wrapped__ if self._self is None else types.MethodType(self.__wrapped__,
+                                                                            self._self)
+        return reduce_call(GradFunction, (func, tuple(self.wrt) if self._many
                                           else self.wrt[0]),
                            {"jit": self._structured.jit, "with_value": self._with_value},
                            seeds=[(self.__wrapped__, self.wrt, "reverse")])

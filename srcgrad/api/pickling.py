@@ -166,8 +166,6 @@ def _reached(roots) -> _Reach:
             vjp = None if rule.vjp.__module__ == custom.__name__ else rule.vjp  # a placeholder
             jvp = forward_rule(rule)
             reach.rules.append((value, vjp, jvp if inspect.isfunction(jvp) else None))
-        if found and isinstance(value, types.ModuleType) and _users(value):
-            reach.modules.add(value.__name__)  # `import helpers` ... `helpers.SCALE`
         if found and len(chain) == 1:
             heads.append((parent, chain[0], value))
 
@@ -180,8 +178,38 @@ def _reached(roots) -> _Reach:
         heads.clear()
         reached += [f for _, vjp, jvp in reach.rules for f in (vjp, jvp) if f is not None]
         reach.functions += [f for f in reached if all(f is not g for g in reach.functions)]
-    reach.modules |= {f.__module__ for f in reach.functions} - {"__main__", None}
+    homes = {f.__module__ for f in reach.functions} | reach.modules
+    for home in sorted(m for m in homes if m in sys.modules):  # methods called via `self`
+        methods = _methods(sys.modules[home])
+        reach.functions += [f for f in methods if all(f is not g for g in reach.functions)]
+    reach.modules |= homes | _user_modules()
+    reach.modules -= {"__main__", None}
     return reach
+
+
+def _methods(module) -> list:
+    """The methods and properties of the classes `module` defines (a structured argument's
+    `self.predict(X)` reaches them through the instance, not by a name)."""
+    found = []
+    for value in list(vars(module).values()):
+        if inspect.isclass(value) and value.__module__ == module.__name__:
+            for member in vars(value).values():
+                member = getattr(member, "__func__", getattr(member, "fget", member))
+                if inspect.isfunction(member):
+                    found.append(member)
+    return found
+
+
+_USERS: dict = {}  # module name -> whether it is the user's own code
+
+
+def _user_modules() -> set:
+    """The user's own modules among those imported: their functions and classes travel by
+    value (installed libraries are imported by name on arrival)."""
+    for name, module in list(sys.modules.items()):
+        if name not in _USERS:
+            _USERS[name] = isinstance(module, types.ModuleType) and _users(module)
+    return {name for name, mine in _USERS.items() if mine and name in sys.modules}
 
 
 @functools.lru_cache(maxsize=1)
@@ -226,11 +254,11 @@ def _code_names(code) -> set:
 
 def _functions(args) -> list:
     """The Python functions among `args` and the values of dicts among them (a numba
-    dispatcher stands for the function it compiles)."""
+    dispatcher and a bound method stand for the function they call)."""
     found = []
     for arg in args:
         for value in (arg.values() if isinstance(arg, dict) else [arg]):
-            value = getattr(value, "py_func", value)
+            value = getattr(value, "py_func", getattr(value, "__func__", value))
             if inspect.isfunction(value) and all(value is not f for f in found):
                 found.append(value)
     return found
