@@ -233,14 +233,14 @@ CASES = [
     _case(sum_axis_positional, lambda: (_rng(3).normal(size=(3, 4)),)),
     _case(sum_axis_vector, lambda: (_rng(4).normal(size=5),)),
     _case(sum_axis_3d, lambda: (_rng(5).normal(size=(2, 3, 4)),)),
-    _case(mean_axis, lambda: (_rng(6).normal(size=(3, 4)),), mode="fallback"),
-    _case(max_axis, lambda: (_distinct(7, 3, 4),), mode="fallback"),
-    _case(min_axis_method, lambda: (_distinct(8, 3, 4),), mode="fallback"),
-    _case(amax_axis_negative, lambda: (_distinct(9, 2, 3, 4),), mode="fallback"),
-    _case(prod_axis, lambda: (_rng(10).uniform(0.5, 1.5, size=(3, 4)),), mode="fallback"),
-    _case(mean_keepdims_centered, lambda: (_rng(11).normal(size=(3, 4)),), mode="fallback"),
-    _case(softmax_rows_keepdims, lambda: (_distinct(12, 3, 4),), mode="fallback"),
-    _case(sum_keepdims_whole, lambda: (_rng(13).normal(size=(2, 3)),), mode="fallback"),
+    _case(mean_axis, lambda: (_rng(6).normal(size=(3, 4)),)),  # compiled since issue 15
+    _case(max_axis, lambda: (_distinct(7, 3, 4),)),  # compiled since issue 15
+    _case(min_axis_method, lambda: (_distinct(8, 3, 4),)),  # compiled since issue 15
+    _case(amax_axis_negative, lambda: (_distinct(9, 2, 3, 4),)),  # compiled since issue 15
+    _case(prod_axis, lambda: (_rng(10).uniform(0.5, 1.5, size=(3, 4)),)),  # compiled since issue 15
+    _case(mean_keepdims_centered, lambda: (_rng(11).normal(size=(3, 4)),)),  # compiled since issue 15
+    _case(softmax_rows_keepdims, lambda: (_distinct(12, 3, 4),)),  # compiled since issue 15
+    _case(sum_keepdims_whole, lambda: (_rng(13).normal(size=(2, 3)),)),  # compiled since issue 15
     _case(reshape_tuple, lambda: (_rng(14).normal(size=6), _rng(15).normal(size=(3, 2))),
           (0, 1)),
     _case(reshape_method_args, lambda: (_rng(16).normal(size=6),)),
@@ -307,11 +307,9 @@ def _min_cols(A):
 @pytest.mark.parametrize("jit", [True, False], ids=["jit", "nojit"])
 def test_ties_along_an_axis_share_the_gradient(jit):
     A = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, -1.0]])
-    if jit:
-        with pytest.warns(srcgrad.SrcgradWarning):
-            g = srcgrad.grad(_max_rows, jit=True)(A)
-    else:
-        g = srcgrad.grad(_max_rows, jit=False)(A)
+    d = srcgrad.grad(_max_rows, jit=jit)
+    g = d(A)
+    assert d.backend == ("numba" if jit else "python")  # compiled since issue 15
     np.testing.assert_allclose(g, [[0.0, 0.5, 0.5, 0.0], [2 / 3, 2 / 3, 2 / 3, 0.0]])
     B = np.array([[1.0, 0.0], [1.0, 2.0], [4.0, 0.0]])
     np.testing.assert_allclose(srcgrad.grad(_min_cols, jit=False)(B),
