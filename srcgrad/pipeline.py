@@ -2,10 +2,10 @@
 
     frontend/    parse -> varargs -> check -> resolve -> desugar -> calls -> normalize
     analysis/    activity
-    transforms/  reverse -> optimize -> record
+    transforms/  reverse -> optimize -> record -> fuse
     backend/     emit -> cache (a real .py file) -> compile (numba or Python)
 
-Forward mode replaces reverse -> optimize -> record by one pass, forward.
+Forward mode replaces reverse -> optimize -> record -> fuse by one pass, forward.
 
 Calls into user functions are inlined by normalize (inline.py); each function
 called recursively gets its own joint gradient `f__grad_all` in the same module.
@@ -37,6 +37,7 @@ from .backend.compile import Compiled
 from .frontend.desugar import desugar
 from .backend.emit import Emitted, emit
 from .transforms.forward import forward, jvp_all_name
+from .transforms.fuse import fuse
 from .errors import SrcgradError
 from .frontend.normalize import normalize
 from .transforms.optimize import optimize
@@ -140,7 +141,7 @@ def _one(func, wrt: list[str], mode: str, name: str | None = None):
     rev = reverse(norm, analyze(norm, wrt), wrt, seed)
     _dump("reverse", rev.function())
     rev = record(optimize(rev))
-    tree = rev.function(name or (f"{resolved.tree.name}__vjp" if seed else None))
+    tree = fuse(rev.function(name or (f"{resolved.tree.name}__vjp" if seed else None)))
     _dump("final", tree)
     norm.body = primal
     return resolved, norm, tree

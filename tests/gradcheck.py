@@ -425,3 +425,26 @@ def away_from_zero(rng, shape, low=0.2, high=1.5):
     mag = rng.uniform(low, high, size=shape)
     sign = rng.choice([-1.0, 1.0], size=shape)
     return mag * sign
+
+
+_CORPUS_REFERENCES = {}
+
+
+def check_corpus_case(func, make_args, wrt, jit):
+    """srcgrad's value_and_grad of a corpus function (numba on or off) against central
+    differences and autograd, both computed once per function and shared by its cases."""
+    import srcgrad
+
+    key = (func.__module__, func.__name__)
+    if key not in _CORPUS_REFERENCES:
+        args = make_args()
+        _CORPUS_REFERENCES[key] = (numerical_grad(func, args, wrt),
+                                   autograd_grad(func, args, wrt), func(*args))
+    fd, ag, value = _CORPUS_REFERENCES[key]
+    vg = srcgrad.value_and_grad(func, wrt=wrt, jit=jit)
+    got_value, got = vg(*make_args())
+    assert vg.backend == ("numba" if jit else "python")
+    assert np.isclose(got_value, value, rtol=1e-12, atol=1e-14)
+    assert_close(got, fd, rtol=1e-5, atol=1e-7, what=f"{func.__name__} vs finite differences")
+    if ag is not None:
+        assert_close(got, ag, rtol=1e-8, atol=1e-10, what=f"{func.__name__} vs autograd")

@@ -38,6 +38,9 @@ central finite differences and, where it can trace the function, autograd
   inside branches) and parameters an inlined copy shares with its caller;
   `x, y = y, x` in a loop was bound in sequence (`x = y; y = x`), found by the
   speed-shapes corpus.
+- The index of a write back is read: `y[y < 0.25] = ...` in a loop (y a
+  parameter not differentiated) put every element back through the last
+  iteration's mask.
 """
 
 import numpy as np
@@ -662,6 +665,17 @@ def _vec(*values):
     return np.array(values, dtype=float)
 
 
+def mask_write_in_loop(x, y):
+    """Found by the fuzzer (seed 33): the mask of `y[y < 0.25] = ...` in a loop (y a
+    parameter not differentiated, written in place) was read by the write back only,
+    so it was not recorded: every backward iteration put back through the last
+    iteration's mask, and the backward sweep read the new y."""
+    x = x - x * y
+    for j in range(1, 3):
+        y[y < 0.25] = np.tanh(np.min(y) - 0.7) ** 2
+    return np.mean(y) + np.sum(x)
+
+
 CASES = [
     _case(carried_sin_affine, lambda: (0.3, 0.7), (0, 1)),
     _case(carried_sin_doubled, lambda: (0.4, 0.6), (0, 1)),
@@ -741,3 +755,17 @@ def test_corpus_size_and_distinct_names():
 
 def test_unpack_into_itself():
     check_gradient(unpack_into_itself, (_vec(0.3, -0.7),), wrt=0, jit=False)
+
+
+@pytest.mark.parametrize("jit", [True, False], ids=["jit", "nojit"])
+def test_mask_write_in_loop(jit):
+    """Finite differences on fresh copies: the function writes into its argument y."""
+    import srcgrad
+
+    x, y, h = _vec(-0.61, -0.69, 0.28), _vec(0.5, -0.66, 0.56), 1e-6
+    fd = [(mask_write_in_loop(x + h * e, y.copy()) - mask_write_in_loop(x - h * e, y.copy()))
+          / (2 * h) for e in np.eye(3)]
+    y_given = y.copy()
+    got = srcgrad.grad(mask_write_in_loop, wrt=0, jit=jit)(x, y_given)
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got, 1.0 - y, rtol=1e-12)  # d/dx of sum(x - x * y)

@@ -20,7 +20,7 @@ checks the generated code took the rule where it should.
 import numpy as np
 import pytest
 
-from gradcheck import assert_close, autograd_grad, check_corpus, numerical_grad
+from gradcheck import check_corpus, check_corpus_case
 
 
 def _rng(seed):
@@ -184,30 +184,11 @@ CASES = [
     _case(scratch_read_each_iteration, lambda: (_rng(10).normal(size=5), 0.8), (0, 1)),
 ]
 
-_REFERENCES = {}
-
-
-def _reference(func, make_args, wrt):
-    if func.__name__ not in _REFERENCES:
-        args = make_args()
-        _REFERENCES[func.__name__] = (numerical_grad(func, args, wrt),
-                                      autograd_grad(func, args, wrt), func(*args))
-    return _REFERENCES[func.__name__]
-
 
 @pytest.mark.parametrize("jit", [True, False], ids=["jit", "nojit"])
 @pytest.mark.parametrize("func, make_args, wrt", CASES)
 def test_gradient(func, make_args, wrt, jit):
-    import srcgrad
-
-    fd, ag, value = _reference(func, make_args, wrt)
-    vg = srcgrad.value_and_grad(func, wrt=wrt, jit=jit)
-    got_value, got = vg(*make_args())
-    assert vg.backend == ("numba" if jit else "python")
-    assert np.isclose(got_value, value, rtol=1e-12, atol=1e-14)
-    assert_close(got, fd, rtol=1e-5, atol=1e-7, what=f"{func.__name__} vs finite differences")
-    if ag is not None:
-        assert_close(got, ag, rtol=1e-8, atol=1e-10, what=f"{func.__name__} vs autograd")
+    check_corpus_case(func, make_args, wrt, jit)
 
 
 @pytest.mark.parametrize("func, undo", [

@@ -20,29 +20,22 @@ def energy__grad(x, k):
     stretch = _t1 - _t2
     # e = 0.5 * k * stretch ** 2   (golden_model.py:8)
     _t3 = 0.5 * k
-    _t4 = stretch ** 2
-    e = _t3 * _t4
+    e = _t3 * stretch ** 2
     # e += 9.81 * np.sin(x[0])   (golden_model.py:9)
     _t5 = x[0]
     _t6 = np.sin(_t5)
-    _t7 = 9.81 * _t6
-    e__2 = e + _t7
+    e__2 = e + 9.81 * _t6
     # backward sweep
     _adj_e__2 = seed_like(e__2)
     # grad of: e += 9.81 * np.sin(x[0])   (golden_model.py:9)
     _adj_e = unbroadcast(_adj_e__2, e)
-    _adj__t7 = unbroadcast(_adj_e__2, _t7)
-    _adj__t6 = unbroadcast(_adj__t7 * 9.81, _t6)
-    _adj__t5 = _adj__t6 * np.cos(_t5)
     _adj_x = zeros_like(x)
-    _adj_x[0] += _adj__t5
+    _adj_x[0] += unbroadcast(_adj_e__2 * 9.81, _t6) * np.cos(_t5)
     # grad of: e = 0.5 * k * stretch ** 2   (golden_model.py:8)
-    _adj__t4 = unbroadcast(_adj_e * _t3, _t4)
-    _adj_stretch = unbroadcast(_adj__t4 * 2 * stretch, stretch)
+    _adj_stretch = unbroadcast(_adj_e * _t3 * 2 * stretch, stretch)
     # grad of: stretch = x[1] - x[0]   (golden_model.py:7)
     _adj__t1 = unbroadcast(_adj_stretch, _t1)
-    _adj__t2 = unbroadcast(-_adj_stretch, _t2)
-    _adj_x[0] += _adj__t2
+    _adj_x[0] += unbroadcast(-_adj_stretch, _t2)
     _adj_x[1] += _adj__t1
     return e__2, (_adj_x,)
 """

@@ -21,8 +21,7 @@ from gradcheck import check_gradient
 EXPECTED = """\
 def euler__grad(x, s):
     # y = np.ones(x.shape[0])   (golden_model.py:22)
-    _t1 = x.shape
-    _t2 = _t1[0]
+    _t2 = x.shape[0]
     y = np.ones(_t2)
     # for step in range(s):   (golden_model.py:23)
     _tape_y = tape_array(y, trip_count(0, s, 1))
@@ -40,8 +39,7 @@ def euler__grad(x, s):
             _t6 = _t4 * _t5
             z__rate1[i__rate1] = _t6
         # y = y + 0.1 * rate(x, y)   (golden_model.py:24)
-        _t7 = 0.1 * z__rate1
-        _t8 = y + _t7
+        _t8 = y + 0.1 * z__rate1
         record_at(_tape_y, step, y)
         y = _t8
     # return np.sum(y)   (golden_model.py:25)
@@ -57,8 +55,7 @@ def euler__grad(x, s):
         _adj__t8 = _adj_y
         y = _tape_y[step]
         _adj_y = zeros_plus(y, unbroadcast(_adj__t8, y))
-        _adj__t7 = unbroadcast(_adj__t8, _t7)
-        _adj_z__rate1 = zeros_plus(z__rate1, unbroadcast(_adj__t7 * 0.1,
+        _adj_z__rate1 = zeros_plus(z__rate1, unbroadcast(_adj__t8 * 0.1,
             z__rate1))
         # grad of: for i in range(n):   (golden_model.py:16)
         _t3 = x.shape
@@ -70,8 +67,7 @@ def euler__grad(x, s):
             _t5 = y[i__rate1]
             _adj__t4 = unbroadcast(_adj__t6 * _t5, _t4)
             _t4 = x[i__rate1]
-            _adj__t5 = unbroadcast(_adj__t6 * _t4, _t5)
-            _adj_y[i__rate1] += _adj__t5
+            _adj_y[i__rate1] += unbroadcast(_adj__t6 * _t4, _t5)
             _adj_x[i__rate1] += _adj__t4
     return _t9, (_adj_x,)
 """

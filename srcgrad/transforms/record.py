@@ -70,12 +70,17 @@ def _read_after_undo(backward: list) -> set[str]:
     """Names the backward sweep reads at a point where an undo step may already have run.
 
     A read before any undo of a name sees the forward sweep's final value,
-    which the name still holds: that read needs no tape.
+    which the name still holds: that read needs no tape. The index of a write
+    back (`y[m] = _tape_y_at1.pop()`) is a read: it must select what the
+    forward write selected (a mask `m = y < 0.25` recomputed in each iteration).
     """
     undone, needed = set(), set()
     for stmt in backward:
         reads = {n for b in blocks([stmt]) for s in b
                  if not (is_restore(s) or _is_list_undo(s)) for n in value_reads(s)}
+        reads |= {n.id for b in blocks([stmt]) for s in b  # a write back's index: y[m] = ...
+                  if is_restore(s) and isinstance(s.targets[0], gast.Subscript)
+                  for n in gast.walk(s.targets[0].slice) if isinstance(n, gast.Name)}
         inside = _undone(stmt)
         needed |= reads & (undone | inside)
         undone |= inside
