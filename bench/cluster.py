@@ -5,7 +5,10 @@
 A Dask scheduler and 2 `dask worker` processes with 1 thread each, the workers
 started in sessions of their own, as services would be (Linux's autogroup scheduler
 shares the CPU between sessions, so workers started as children of this process would
-share one session's share with it on a busy machine). The data (float64, chunked along
+share one session's share with it on a busy machine), and without a nanny, whose
+`MALLOC_TRIM_THRESHOLD_=65536` would fix glibc's malloc thresholds (large temporaries
+are then mapped afresh at each allocation) where the one-process baseline keeps the
+adaptive ones. The data (float64, chunked along
 the rows, each label block made where its block of X is) stays in the workers'
 memory. One gradient is `srcgrad.dask.value_and_grad(logistic, w, X, y)`: each
 chunk's value and gradient computed where it lives by srcgrad's compiled gradient,
@@ -13,8 +16,10 @@ summed in a tree. The baseline is `srcgrad.value_and_grad(logistic)(w, X, y)` in
 process on the same data, one BLAS thread as on the workers. Runs are interleaved
 and medians taken. Also measured: the round trip alone, the same call on 2 chunks of
 100 rows (pickling the gradient, building the graph, scheduling, a task per chunk and
-the sum), and the workers' compile and compute times. Prints one table; nothing is
-written. Not part of `python -m bench` (it needs the [dask] extra and the machine).
+the sum); the workers' compile and compute times; and, as the ceiling the machine
+gives at the moment, two plain processes (sessions of their own, no Dask) each timing
+the gradient on half the rows at the same time. Prints one table; nothing is written.
+Not part of `python -m bench` (it needs the [dask] extra and the machine).
 """
 import os
 
@@ -59,9 +64,29 @@ def _timed(fn):
 def _workers(address: str, count: int) -> list:
     """`count` worker processes of the scheduler at `address`, each in a new session."""
     command = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
-               "--nworkers", "1", "--no-dashboard", "--memory-limit", "0"]
+               "--no-nanny", "--no-dashboard", "--memory-limit", "0"]
     return [subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL) for _ in range(count)]
+
+
+def _alone(n: int, d: int, repeat: int, start_at: float) -> float:
+    """The median time of the gradient on n rows in this process, timed from `start_at`."""
+    rng = np.random.default_rng(n)
+    X, y, w = rng.standard_normal((n, d)), (rng.random(n) < 0.5) * 1.0, np.zeros(d)
+    local = srcgrad.value_and_grad(logistic)
+    local(w, X[:10], y[:10])
+    time.sleep(max(0.0, start_at - time.time()))
+    return statistics.median(_timed(lambda: local(w, X, y))[0] for _ in range(repeat))
+
+
+def _pair(n: int, d: int, repeat: int) -> float:
+    """Per-gradient time of two plain processes timing n rows each at once (the slower)."""
+    start_at = time.time() + 15.0
+    command = [sys.executable, __file__, "--alone", str(n), "--features", str(d),
+               "--repeat", str(repeat), "--start-at", str(start_at)]
+    runs = [subprocess.Popen(command, start_new_session=True, stdout=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    return max(float(run.communicate(timeout=600)[0].split()[-1]) for run in runs)
 
 
 def _measure(client, n: int, d: int, chunks: int, repeat: int) -> dict:
@@ -98,6 +123,8 @@ def _report(r: dict, n: int, d: int, chunks: int, repeat: int) -> None:
           f"{fmt_ratio(one / two):>14}")
     print(f"{'round trip (2 chunks of 100 rows)':34}{fmt_time(trip):>10}{'':>14}"
           f"{f'{trip / two:.1%} of one':>14}")
+    print(f"{'2 plain processes, half each':34}{fmt_time(r['pair']):>10}{n / r['pair']:>14,.3g}"
+          f"{fmt_ratio(one / r['pair']):>14}   (the machine's ceiling now)")
     print(f"first call: one process {fmt_time(r['first_local'])}, srcgrad.dask "
           f"{fmt_time(r['first_dask'])}")
     for address, times in sorted(r["workers"].items()):
@@ -114,7 +141,12 @@ def main():
     parser.add_argument("--features", type=int, default=8)
     parser.add_argument("--chunks", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--alone", type=int, help=argparse.SUPPRESS)  # _pair's processes
+    parser.add_argument("--start-at", type=float, help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    if opts.alone:
+        print(_alone(opts.alone, opts.features, opts.repeat, opts.start_at))
+        return
     sizes = (opts.rows, opts.features, opts.chunks, opts.repeat)
     with LocalCluster(n_workers=0, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
@@ -126,6 +158,7 @@ def main():
             for worker in workers:
                 worker.terminate()
                 worker.wait(timeout=60)
+    results["pair"] = _pair(opts.rows // 2, opts.features, opts.repeat)
     _report(results, *sizes)
 
 

@@ -70,9 +70,13 @@ def main():
     # Per worker: less than the data (at the default size), enough for its half and itself.
     limit = max(int(0.9 * data_bytes), data_bytes // 2 + 600 * 2**20)
     # The data stays in the workers' memory: no spilling to disk at 60-70% of the limit.
+    # And the workers keep glibc's adaptive malloc thresholds, as this process does (the
+    # nanny's default MALLOC_TRIM_THRESHOLD_ fixes them, and large temporaries are then
+    # mapped afresh at each allocation).
     with dask.config.set({"distributed.worker.memory.target": False,
                           "distributed.worker.memory.spill": False,
-                          "distributed.worker.memory.pause": 0.95}), \
+                          "distributed.worker.memory.pause": 0.95,
+                          "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}), \
             LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                          memory_limit=limit, dashboard_address=None) as cluster, \
             Client(cluster) as client:
