@@ -220,10 +220,15 @@ def _installed() -> tuple:
 
 
 def _users(module) -> bool:
-    """Whether `module` is the user's own code (a file outside the installed libraries)."""
-    where = getattr(module, "__file__", None)
-    return (where is not None and not module.__name__.startswith("srcgrad")
-            and not os.path.realpath(where).startswith(_installed()))
+    """Whether `module` is the user's own code: a file outside the installed libraries
+    (the interpreter's paths, any site-packages or dist-packages), not the standard
+    library, not srcgrad."""
+    where, top = getattr(module, "__file__", None), module.__name__.split(".")[0]
+    if where is None or top == "srcgrad" or top in sys.stdlib_module_names:
+        return False
+    real = os.path.realpath(where)
+    return not real.startswith(_installed()) and not {"site-packages", "dist-packages"} & set(
+        real.split(os.sep))
 
 
 def _outside_code(reads) -> list:
