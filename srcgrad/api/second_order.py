@@ -22,9 +22,11 @@ Each generated program is built once per process (programs.cached_program).
 """
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import re
+import textwrap
 
 import numpy as np
 
@@ -79,15 +81,28 @@ def reverse_over_forward(func, names: list[str], with_direction: bool, jit: bool
     for k in range(2, len(levels) + 1):
         unpack = f"sg_a{k}, ({unpack})"
     stem = re.sub(r"\W", "_", func.__name__) + "__hvp"
+    written = _written_parameters(inner.compiled.python)
+    inputs = [f"{p} + 0.0" if k in written else p for k, p in enumerate(params + tangents)]
     source = _WRAPPER.format(
         version=__version__, qualname=func.__qualname__, name=stem,
         callee=_fresh(set(params), "sg_forward"), unpack=unpack,
-        params=", ".join(params + tangents[:with_direction]), inputs=", ".join(params + tangents))
+        params=", ".join(params + tangents[:with_direction]), inputs=", ".join(inputs))
     path = cache.store(stem, cache.cache_key(source, "", func.__qualname__, {}), source)
     wrapper = cache.load(path, {}).make(inner.compiled.python)
     program = cached_program(wrapper, [names[-1]], "reverse", jit)
     _WRAPPERS[key] = (program, wrapper, inspect.signature(wrapper))
     return _WRAPPERS[key]
+
+
+def _written_parameters(generated) -> set[int]:
+    """Positions of the parameters the generated forward code writes into (the user's
+    function writes into its argument): the wrapper passes them copies (`x + 0.0`), as an
+    inlined callee may not write into its caller's arrays."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(generated)))
+    params = [a.arg for a in tree.body[0].args.args]
+    stored = {n.value.id for n in ast.walk(tree.body[0]) if isinstance(n, ast.Subscript)
+              and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)}
+    return {k for k, p in enumerate(params) if p in stored}
 
 
 def _not_scalar(func, value, what: str):
