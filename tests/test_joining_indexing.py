@@ -136,7 +136,7 @@ def test_generated_code_reads_well():
     assert "c = np.concatenate((a, _t1))" in source  # the display stays, as a tuple
     assert "concatenate_grad(_adj_c, (a, _t1), 0)" in source
     source = srcgrad.grad(matrix_from_scalars, wrt=(0, 1, 2, 3), jit=False).source
-    assert "M = np.array(((a, b), (_t1, d)))" in source
+    assert "M = np.array(((a, b), (c * d, d)))" in source  # c * d fused into its one reader
     assert "_adj_M[1][0]" in source
     source = srcgrad.grad(gather_rows_columns, jit=False).source
     assert "add_at(_adj_A, (slice(None), idx)," in source

@@ -16,9 +16,18 @@ raises `PatternUnavailable`, and the caller takes the pattern as dense.
 from __future__ import annotations
 
 import types
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
+
+
+def sparse_module():
+    """scipy.sparse, imported at the first sparse derivative (not at `import srcgrad`)."""
+    import scipy.sparse
+    return scipy.sparse
 
 
 class PatternUnavailable(Exception):
@@ -114,14 +123,14 @@ def bits(mask: int) -> list[int]:
     return out
 
 
-def _matrix(rows: dict, shape) -> scipy.sparse.csr_matrix:
+def _matrix(rows: dict, shape) -> csr_matrix:
     r, c = [], []
     for i, mask in rows.items():
         cols = bits(mask)
         r += [i] * len(cols)
         c += cols
     data = np.ones(len(r), dtype=bool)
-    return scipy.sparse.csr_matrix((data, (np.array(r, dtype=np.int64),
+    return sparse_module().csr_matrix((data, (np.array(r, dtype=np.int64),
                                            np.array(c, dtype=np.int64))), shape=shape)
 
 
@@ -150,7 +159,7 @@ def _flatten(node, rows: dict, seen: set) -> None:
             stack.extend(node[1:])
 
 
-def hessian_pattern(second, inputs, shape) -> scipy.sparse.csr_matrix:
+def hessian_pattern(second, inputs, shape) -> csr_matrix:
     """The pairs (i, j) the second-order tangent of `second` (forward over forward
     code) was built from, for tangents along the argument of `shape`."""
     (_, _), (_, entry) = _run(second, *inputs, _seed(shape, "u"), _seed(shape, "v"))

@@ -25,15 +25,15 @@ import inspect
 import warnings
 
 import numpy as np
-import scipy.sparse
 
 from ..errors import SrcgradWarning
 from .gradient import prepare_inputs
-from .pattern import PatternUnavailable, hessian_pattern, jacobian_pattern
+from .pattern import PatternUnavailable, hessian_pattern, jacobian_pattern, sparse_module
 from .programs import cached_program
 from .second_order import HessianVectorProduct, forward_levels
 
 _WARNED: set = set()
+
 
 
 def greedy_coloring(pattern) -> np.ndarray:
@@ -70,7 +70,7 @@ def _assemble(pattern, color, products, by_row: bool):
         data = table[color[coo.row], coo.col] if coo.nnz else np.zeros(0)
     else:
         data = table[color[coo.col], coo.row] if coo.nnz else np.zeros(0)
-    out = scipy.sparse.csr_matrix((data, (coo.row, coo.col)), shape=pattern.shape)
+    out = sparse_module().csr_matrix((data, (coo.row, coo.col)), shape=pattern.shape)
     out.srcgrad_products = len(products)
     return out
 
@@ -100,7 +100,7 @@ def sparse_jacobian(func, name: str, mode: str, jit: bool, args, kwargs):
         _unavailable(func, exc, "Jacobian")
         _, inputs = prepare_inputs(program, signature, [name], args, kwargs)
         out = program.compiled(*inputs, np.zeros(np.shape(x)) if np.ndim(x) else 0.0)[0]
-        pattern = scipy.sparse.csr_matrix(np.ones((np.size(out), np.size(x)), dtype=bool))
+        pattern = sparse_module().csr_matrix(np.ones((np.size(out), np.size(x)), dtype=bool))
     shape = pattern.shape
     if mode == "forward":
         color = greedy_coloring(pattern)
@@ -131,7 +131,7 @@ def sparse_hessian(func, name: str, jit: bool, args, kwargs):
         pattern = hessian_pattern(second, inputs, np.shape(x))
     except PatternUnavailable as exc:
         _unavailable(func, exc, "Hessian")
-        pattern = scipy.sparse.csr_matrix(np.ones((n, n), dtype=bool))
+        pattern = sparse_module().csr_matrix(np.ones((n, n), dtype=bool))
     pattern = (pattern + pattern.T).astype(bool).tocsr()
     color = greedy_coloring(pattern)
     product = HessianVectorProduct(func, name, jit=jit, what="hessian")

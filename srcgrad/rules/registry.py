@@ -12,6 +12,7 @@ import functools
 import hashlib
 import inspect
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -113,8 +114,22 @@ def replace(primal, helper: Callable, spelled: str, module: str) -> None:
     REWRITTEN[spelled] = module
 
 
+_LATER: list[tuple[str, str, Callable, str]] = []  # (module, attribute, helper, group)
+
+
+def replace_later(module: str, attribute: str, helper: Callable, group: str) -> None:
+    """`replace` for `module.attribute`, done once `module` is imported (by the user's code:
+    srcgrad itself does not import scipy.special, which takes about 0.1 s)."""
+    _LATER.append((module, attribute, helper, group))
+    REWRITTEN[f"{module}.{attribute}"] = group
+
+
 def replacement(obj):
     """(helper, user spelling) generated code calls instead of library callable `obj`, or None."""
+    for entry in [e for e in _LATER if e[0] in sys.modules]:
+        module, attribute, helper, group = entry
+        replace(getattr(sys.modules[module], attribute), helper, f"{module}.{attribute}", group)
+        _LATER.remove(entry)
     try:
         return REPLACED.get(obj)
     except TypeError:

@@ -8,18 +8,17 @@ the values are SciPy's either way.
 import math
 
 import numpy as np
-import scipy.special as sp
 
 from ..runtime import (expand_to, logaddexp_reduce, math_digamma, special_digamma, special_erf,
                        special_expit, special_gammaln, special_logsumexp, special_trigamma,
                        special_xlogy, unbroadcast, xlogy_dx)
-from .registry import BINARY, defrule, replace
+from .registry import BINARY, defrule, replace, replace_later
 
 for _spelled, _helper in (("erf", special_erf), ("gammaln", special_gammaln),
                           ("digamma", special_digamma), ("psi", special_digamma),
                           ("expit", special_expit), ("xlogy", special_xlogy),
                           ("logsumexp", special_logsumexp)):
-    replace(getattr(sp, _spelled), _helper, f"scipy.special.{_spelled}", "special")
+    replace_later("scipy.special", _spelled, _helper, "special")
 replace(np.logaddexp.reduce, logaddexp_reduce, "np.logaddexp.reduce", "special")
 
 

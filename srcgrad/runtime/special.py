@@ -12,13 +12,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special as _sp
 from numba import types
 from numba.extending import overload, register_jitable
 
 from ._types import is_none as _is_none
 from ._types import is_number as _is_number
 from .dtypes import as_float
+
+
+def _scipy():
+    """scipy.special, imported at the first call without jit (it takes about 0.1 s, too
+    long for `import srcgrad`)."""
+    import scipy.special
+    return scipy.special
 
 
 def _elementwise(scalar_fn):
@@ -98,29 +104,29 @@ def _lgamma(x):
 
 
 def special_erf(x):
-    return _plain(_sp.erf, x)
+    return _plain(_scipy().erf, x)
 
 
 def special_gammaln(x):
-    return _plain(_sp.gammaln, x)
+    return _plain(_scipy().gammaln, x)
 
 
 def special_digamma(x):
-    return _plain(_sp.digamma, x)
+    return _plain(_scipy().digamma, x)
 
 
 def special_trigamma(x):
     """psi'(x), the derivative of digamma (scipy.special.polygamma(1, x))."""
-    return _plain(lambda v: _sp.polygamma(1, v), x)
+    return _plain(lambda v: _scipy().polygamma(1, v), x)
 
 
 def special_expit(x):
-    return _plain(_sp.expit, x)
+    return _plain(_scipy().expit, x)
 
 
 def math_digamma(x):
     """digamma of a number: the derivative of math.lgamma."""
-    return float(_sp.digamma(x))
+    return float(_scipy().digamma(x))
 
 
 for _fn, _scalar in ((special_erf, _erf), (special_gammaln, _lgamma),
@@ -135,7 +141,7 @@ def _math_digamma(x):
 
 
 def special_xlogy(x, y):
-    out = _sp.xlogy(x, y)
+    out = _scipy().xlogy(x, y)
     return float(out) if np.ndim(out) == 0 else np.asarray(out, dtype=np.float64)
 
 
@@ -159,7 +165,7 @@ def _xlogy_dx(x, y):
 # --- logsumexp over an axis, and np.logaddexp.reduce -----------------------------------
 
 def special_logsumexp(a, axis=None, keepdims=False):
-    out = _sp.logsumexp(a, axis=axis, keepdims=keepdims)
+    out = _scipy().logsumexp(a, axis=axis, keepdims=keepdims)
     return float(out) if np.ndim(out) == 0 else np.asarray(out, dtype=np.float64)
 
 
