@@ -83,8 +83,10 @@ def unsafe(path: Path) -> str | None:
         os.close(fd)
         os.unlink(probe)
         for sub in _SUBDIRS:
-            if not os.path.lexists(path / sub):
+            try:
                 (path / sub).mkdir(mode=0o700)
+            except FileExistsError:  # there already, or another process made it just now:
+                pass                 # _foreign checks below what it is
     except OSError as exc:
         return f"it is not writable ({exc.strerror or exc})"
     for sub in _SUBDIRS:
