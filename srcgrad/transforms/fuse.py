@@ -50,6 +50,7 @@ from collections import Counter
 
 import gast
 
+from ..runtime import __all__ as RUNTIME_NAMES
 from ..syntax import is_comment
 from .optimize import blocks
 
@@ -94,11 +95,23 @@ def _reads_name(node, t: str) -> bool:
 
 
 def _passable(stmt, operands: set[str]) -> bool:
-    """A statement between a definition and its reader that cannot change the value."""
+    """A statement between a definition and its reader that cannot change the value: a
+    plain binding of another name, calling only NumPy, math, the runtime's helpers and
+    tapes' `pop` (a generated `f__grad_all` or `try` helper might write into an array)."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)) or is_comment(stmt):
         return False
+    for node in gast.walk(stmt.value):
+        if isinstance(node, gast.Call) and not _known_call(node.func):
+            return False
     return stmt.targets[0].id not in operands
+
+
+def _known_call(func) -> bool:
+    if isinstance(func, gast.Name):
+        return func.id in RUNTIME_NAMES
+    return isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and (
+        func.value.id in ("np", "math") or func.value.id.startswith("_tape_") and func.attr == "pop")
 
 
 def _reader(block: list, at: int, t: str, operands: set[str]):
