@@ -110,8 +110,10 @@ def _passable(stmt, operands: set[str]) -> bool:
 def _known_call(func) -> bool:
     if isinstance(func, gast.Name):
         return func.id in RUNTIME_NAMES
-    return isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and (
-        func.value.id in ("np", "math") or func.value.id.startswith("_tape_") and func.attr == "pop")
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+        return False
+    return func.value.id in ("np", "math") or (
+        func.value.id.startswith("_tape_") and func.attr == "pop")
 
 
 def _reader(block: list, at: int, t: str, operands: set[str]):
