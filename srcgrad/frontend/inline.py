@@ -100,14 +100,14 @@ class Inliner:
         """
         caller_array = isinstance(value, gast.Name) and value.id in self.version
         shown = self.names.show(value.id) if caller_array else ""
+        shares = written and not _rebound_before_written(call.callee.body, user)
         if caller_array and value.id in self.mutated:  # the callee's name must not see
             value = snapshot_of(value)                   # the caller's later writes
-        elif written and isinstance(value, gast.Name) and not _rebound_before_written(
-                call.callee.body, user):
+        elif shares and isinstance(value, gast.Name):
             value = snapshot_of(value)  # a temporary (`f(np.tanh(v))`): the backward sweep
             #                             may read its value, which the writes would change
         if caller_array and written:
-            if not _rebound_before_written(call.callee.body, user):
+            if shares:
                 self.fail(call, f"{call.callee.name}() writing into its parameter {user!r}, "
                           f"which is the caller's {shown}",
                           f"copy it first inside {call.callee.name}(): {user} = {user}.copy()")

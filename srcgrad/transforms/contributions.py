@@ -19,7 +19,6 @@ import gast
 
 from ..analysis.activity import differentiable, operation_rule, plain_index, rule_arguments
 from ..errors import MissingRuleError, SrcgradError
-from ..frontend.normalize import Normalized
 from ..rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
 from ..syntax import assign, call, const, name
 from .missing import missing_rules

@@ -52,7 +52,7 @@ import gast
 
 from ..runtime import __all__ as RUNTIME_NAMES
 from ..syntax import is_comment
-from .optimize import blocks
+from .optimize import blocks, mentions
 
 _TEMP = re.compile(r"^(_t\d+|_adj_\w+)$")
 _UFUNCS = {"exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "sinh", "cosh",
@@ -90,10 +90,6 @@ def _definition(stmt, counts: Counter):
     return None
 
 
-def _reads_name(node, t: str) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == t for n in gast.walk(node))
-
-
 def _passable(stmt, operands: set[str]) -> bool:
     """A statement between a definition and its reader that cannot change the value: a
     plain binding of another name, calling only NumPy, math, the runtime's helpers and
@@ -120,9 +116,9 @@ def _reader(block: list, at: int, t: str, operands: set[str]):
     """Index of the statement after `block[at]` that reads `t`, if the value can move there."""
     for j in range(at + 1, len(block)):
         stmt = block[j]
-        if _reads_name(stmt, t):
+        if mentions(stmt, t):
             simple = isinstance(stmt, (gast.Assign, gast.AugAssign))
-            return j if simple and _reads_name(stmt.value, t) else None
+            return j if simple and mentions(stmt.value, t) else None
         if not _passable(stmt, operands):
             return None
     return None
@@ -173,18 +169,18 @@ def _rebinds(stmt, var: str) -> bool:
     return isinstance(target, gast.Name) and target.id == var
 
 
-def _spread(block: list, at: int, t: str, mentions: int) -> bool:
+def _spread(block: list, at: int, t: str, count: int) -> bool:
     """A cotangent `t = unbroadcast(g, p)` of a name g, read several times, each inside an
     `unbroadcast` as `_inner_gradient` allows: every read takes `g` (module doc). Done if
     all reads follow in the block with only plain bindings of names other than g between."""
     value = block[at].value
     if not (_cotangent_of(value, t) and isinstance(value.args[0], gast.Name)):
         return False
-    g, uses, left = value.args[0].id, [], mentions - 1
+    g, uses, left = value.args[0].id, [], count - 1
     for stmt in block[at + 1:]:
         if not left:
             break
-        if not _reads_name(stmt, t):
+        if not mentions(stmt, t):
             if not _passable(stmt, {g}):
                 return False
             continue

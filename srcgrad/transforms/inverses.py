@@ -32,7 +32,7 @@ from __future__ import annotations
 import gast
 
 from ..syntax import assign, binop, comment, const, name
-from .optimize import blocks, written
+from .optimize import blocks, mentions, written
 from .recompute import is_restore, value_reads
 
 
@@ -123,10 +123,6 @@ def _assignments(forward: list, var: str):
     return found
 
 
-def _mentions(stmt, var: str) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == var for n in gast.walk(stmt))
-
-
 def _reset_first(forward: list, var: str, resets: list) -> bool:
     """Whether every mention of `var` is one reset or follows it in the reset's block."""
     for block, at in resets:
@@ -151,7 +147,7 @@ def counters(forward: list, inputs, names) -> dict:
         resets = [(block, at) for block, at in sites if steps[id(block[at])] is None]
         if any(not _is_int(block[at].value) for block, at in resets) or len(resets) == len(sites):
             continue
-        top = next((k for k, s in enumerate(forward) if _mentions(s, var)), None)
+        top = next((k for k, s in enumerate(forward) if mentions(s, var)), None)
         defined_first = top is not None and any(block is forward and at == top
                                                 for block, at in resets)
         if not defined_first:

@@ -72,7 +72,8 @@ def reads(stmt) -> set[str]:
     return loads
 
 
-def _mentions(stmt, var: str) -> bool:
+def mentions(stmt, var: str) -> bool:
+    """Whether `stmt` (or anything nested in it) names `var`."""
     return any(isinstance(n, gast.Name) and n.id == var for n in gast.walk(stmt))
 
 
@@ -116,7 +117,7 @@ def fold_zero_inits(block: list, in_place: set[str]) -> None:
             i += 1
             continue
         var = stmt.targets[0].id
-        j = next((k for k in range(i + 1, len(block)) if _mentions(block[k], var)), None)
+        j = next((k for k in range(i + 1, len(block)) if mentions(block[k], var)), None)
         if j is None:
             i += 1
             continue
@@ -124,7 +125,7 @@ def fold_zero_inits(block: list, in_place: set[str]) -> None:
         if (isinstance(use, gast.Assign) and written(use) == var
                 and isinstance(use.targets[0], gast.Name) and isinstance(use.value, gast.BinOp)
                 and isinstance(use.value.op, gast.Add) and isinstance(use.value.left, gast.Name)
-                and use.value.left.id == var and not _mentions(use.value.right, var)
+                and use.value.left.id == var and not mentions(use.value.right, var)
                 and (var not in in_place or _unchanged(stmt.value.args[0], block[i + 1:j]))):
             value = use.value.right if var not in in_place else gast.Call(  # a buffer of its own
                 func=_name("zeros_plus"), args=[stmt.value.args[0], use.value.right], keywords=[])
@@ -230,7 +231,7 @@ def _accumulation(stmt):
             and isinstance(stmt.value, gast.BinOp) and isinstance(stmt.value.op, gast.Add)
             and isinstance(stmt.value.left, gast.Name)
             and stmt.value.left.id == stmt.targets[0].id and stmt.targets[0].id.startswith("_adj_")
-            and not _mentions(stmt.value.right, stmt.targets[0].id)):
+            and not mentions(stmt.value.right, stmt.targets[0].id)):
         return stmt.targets[0].id
     return None
 

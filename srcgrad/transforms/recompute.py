@@ -16,7 +16,7 @@ import gast
 
 from ..analysis.activity import is_append
 from ..syntax import assign
-from .optimize import blocks, written
+from .optimize import blocks, mentions, written
 from .reverse import Reversed
 
 
@@ -57,10 +57,6 @@ def value_reads(stmt) -> set[str]:
             and isinstance(n.ctx, gast.Load) and id(n) not in shape_only}
 
 
-def _mentions(stmt, var: str) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == var for n in gast.walk(stmt))
-
-
 def changes(stmt, names: set[str]) -> bool:
     """Whether `stmt` (or anything nested in it) assigns, writes into or appends to `names`."""
     for node in gast.walk(stmt):
@@ -97,7 +93,7 @@ def _cheap_temporaries(forward: list, inputs) -> dict:
             block, _, _, last = candidates[t]
             for u in cheap - {t} - set(seen):
                 ublock, _, uvalue, _ = candidates[u]
-                if ublock is block and _mentions(uvalue, t):
+                if ublock is block and mentions(uvalue, t):
                     last = max(last, last_use(u, seen + (t,)))
             return last
         bad = {t for t in cheap if any(
@@ -123,11 +119,11 @@ def _is_cheap(value, written_into) -> bool:
 def _candidates(forward: list, inputs) -> dict:
     """t -> (its block, index of its assignment, value, index of its last direct user), for
     names assigned once, cheaply, and used only after that assignment in its block."""
-    mentions, stores = {}, {}
+    counted, stores = {}, {}
     for stmt in forward:  # walking the outermost statements visits nested ones too
         for n in gast.walk(stmt):
             if isinstance(n, gast.Name):
-                mentions[n.id] = mentions.get(n.id, 0) + 1
+                counted[n.id] = counted.get(n.id, 0) + 1
                 if isinstance(n.ctx, gast.Store):
                     stores[n.id] = stores.get(n.id, 0) + 1
     written_into = {written(s) for b in blocks(forward) for s in b
@@ -144,10 +140,10 @@ def _candidates(forward: list, inputs) -> dict:
                 continue  # (a write into t would be lost: recomputing gives the value before it)
             if not _is_cheap(stmt.value, written_into):
                 continue
-            users = [j for j in range(k, len(block)) if _mentions(block[j], t)]
+            users = [j for j in range(k, len(block)) if mentions(block[j], t)]
             local = sum(sum(1 for n in gast.walk(block[j]) if isinstance(n, gast.Name)
                             and n.id == t) for j in users)
-            if local == mentions[t]:
+            if local == counted[t]:
                 candidates[t] = (block, k, stmt.value, users[-1])
     return candidates
 
