@@ -144,6 +144,12 @@ class GradFunction(metaclass=_Compiled):
         values = layout.values(arguments).values() if layout else arguments.values()
         return value_like(value, [*values, *program.resolved.read_globals()]), result
 
+    def tape_report(self, *args, **kwargs):
+        """What the gradient at these arguments will record, per site of the user's code,
+        counted without running it (tape_report.py); print it for a table."""
+        from .tape_report import tape_report
+        return tape_report(self, args, kwargs)
+
     def _non_scalar(self, value, program=None):
         parsed = (program or self._program).resolved.parsed
         raise NonScalarOutputError(
