@@ -39,19 +39,16 @@ _READ_BACK = ("srcgrad's tape report cannot count this gradient: its forward swe
 class SiteCount:
     """One recording site: its count, the bytes it holds, the kind of value it records."""
 
+    dtype: str
+    shape: tuple | None
+    kind: object  # what a recording must match for the shape not to vary (cheap to compare)
     count: int = 0
     bytes: int = 0
-    dtype: str = ""
-    shape: tuple | None = None
     shapes_vary: bool = False
-    preallocated: bool = False
 
-    def saw(self, dtype: str, shape) -> None:
-        if self.count == 0:
-            self.dtype, self.shape = dtype, shape
-        elif shape != self.shape or dtype != self.dtype:
-            self.shapes_vary = True
-        self.count += 1
+
+def _kind(value):
+    return (value.dtype, value.shape) if type(value) is np.ndarray else type(value)
 
 
 @dataclass
@@ -162,15 +159,18 @@ class _Counter:
         return made
 
     def record(self, line: int, tape, value) -> None:
-        site = self.census.sites.setdefault(line, SiteCount())
-        site.saw(*describe(value))
-        if isinstance(tape, _Stack):
+        site = self.census.sites.get(line)
+        if site is None:
+            site = self.census.sites[line] = SiteCount(*describe(value), _kind(value))
+        elif _kind(value) != site.kind:
+            site.shapes_vary = True
+        site.count += 1
+        if type(tape) is _Stack:
             nbytes = self._pushed_bytes(value)
             self.census.grow(nbytes)
+            site.bytes += nbytes
         else:
-            site.preallocated = True
-            nbytes = tape.item
-        site.bytes += nbytes
+            site.bytes += tape.item
 
     def _pushed_bytes(self, value) -> int:
         if isinstance(value, np.ndarray):

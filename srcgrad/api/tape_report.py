@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import structured
 from .arguments import bind_arguments, inputs_of
 from .recording_census import census, forward_sweep, recorded
 from ..pipeline import build
