@@ -123,7 +123,7 @@ class _Counter:
 
     def __init__(self, held):
         self.census = Census()
-        self._held = {}  # id of a base array -> weakref to it: buffers already held
+        self._held = weakref.WeakValueDictionary()  # id -> a base array pushed, while alive
         for value in held:
             if isinstance(value, np.ndarray):
                 self._note(_root(value))
@@ -131,13 +131,9 @@ class _Counter:
 
     def _note(self, root) -> bool:
         """Whether `root`'s buffer is new (then it is noted as held)."""
-        known = self._held.get(id(root))
-        if known is not None and known() is root:
+        if self._held.get(id(root)) is root:
             return False
-        try:
-            self._held[id(root)] = weakref.ref(root)
-        except TypeError:
-            pass
+        self._held[id(root)] = root
         return True
 
     def alloc(self, tape: str, value, n):
