@@ -157,3 +157,9 @@ def test_the_command_line_prints_the_report(tmp_path, capsys):
         main(["tape", f"{source}:walk"])
     with pytest.raises(SystemExit, match="did not evaluate"):
         main(["tape", f"{source}:walk", "--args", "np.ones(10),, 5"])
+
+
+def test_checkpoint_snapshots_are_counted_where_the_forward_sweep_holds_them():
+    from srcgrad.api.recording_census import snapshot_bytes
+    held = {"_snap_u": [np.zeros(3), np.zeros(3)], "_snaps": np.zeros((4, 2)), "u": np.ones(9)}
+    assert snapshot_bytes(held) == 48 + 64
