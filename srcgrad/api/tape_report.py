@@ -184,12 +184,12 @@ def _outermost_loops(body: list) -> list:
     return loops
 
 
-class _Spelling:
+class _Spelling(ast.NodeTransformer):
     """A recorded expression in the user's names: temporaries replaced by what they
     hold, `snapshot(...)` dropped, version and inlining suffixes (`e__2`) dropped."""
 
     def __init__(self, func: ast.FunctionDef):
-        self.defs = {}
+        self.defs, self.depth = {}, 0
         for node in ast.walk(func):
             if (isinstance(node, ast.Assign) and len(node.targets) == 1
                     and isinstance(node.targets[0], ast.Name)
@@ -197,29 +197,32 @@ class _Spelling:
                 self.defs.setdefault(node.targets[0].id, node.value)
 
     def __call__(self, expr: ast.expr) -> str:
-        text = ast.unparse(self._spelled(copy.deepcopy(expr), 4))
+        self.depth = 4  # temporaries replaced inside one another at most this deep
+        text = ast.unparse(self.visit(copy.deepcopy(expr)))
         return text if len(text) <= 40 else text[:37] + "..."
 
-    def _spelled(self, expr, depth: int):
-        if (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)
-                and expr.func.id in ("snapshot", "linked") and expr.args):
-            return self._spelled(expr.args[0], depth)  # a copy; a recursive call's value
-        if isinstance(expr, ast.Name):
-            if expr.id in self.defs and depth > 0:
-                return self._spelled(copy.deepcopy(self.defs[expr.id]), depth - 1)
-            expr.recursive = expr.id.endswith("__grad_all")  # its value and partials
-            if not expr.id.startswith("_"):
-                expr.id = expr.id.split("__")[0]
-            return expr
-        for name, value in ast.iter_fields(expr):
-            if isinstance(value, ast.AST):
-                setattr(expr, name, self._spelled(value, depth))
-            elif isinstance(value, list):
-                setattr(expr, name, [self._spelled(v, depth) if isinstance(v, ast.AST) else v
-                                     for v in value])
-        if isinstance(expr, ast.Subscript) and _recursive_call(expr.value):
-            return expr.value  # f__grad_all(...)[0]: the value of the user's call f(...)
-        return expr
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id in ("snapshot", "linked") \
+                and node.args:
+            return self.visit(node.args[0])  # a copy; a recursive call's value
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in self.defs and self.depth > 0:
+            self.depth -= 1
+            spelled = self.visit(copy.deepcopy(self.defs[node.id]))
+            self.depth += 1
+            return spelled
+        node.recursive = node.id.endswith("__grad_all")  # its value and partials
+        if not node.id.startswith("_"):
+            node.id = node.id.split("__")[0]
+        return node
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if _recursive_call(node.value):
+            return node.value  # f__grad_all(...)[0]: the value of the user's call f(...)
+        return node
 
 
 def _recursive_call(expr) -> bool:
