@@ -146,7 +146,8 @@ class GradFunction(metaclass=_Compiled):
 
     def tape_report(self, *args, **kwargs):
         """What the gradient at these arguments will record, per site of the user's code,
-        counted without running it (tape_report.py); print it for a table."""
+        counted by running its forward sweep once as Python, recording nothing
+        (tape_report.py); print it for a table."""
         from .tape_report import tape_report
         return tape_report(self, args, kwargs)
 
