@@ -13,7 +13,7 @@ from .rules.custom import defjvp, defvjp  # noqa: E402
 from .api.gradient_tape import GradientTape, UnconnectedGradients  # noqa: E402
 from .api.variables import Variable  # noqa: E402
 from .api import metrics  # noqa: E402
-from .runtime import stop_gradient  # noqa: E402
+from .runtime import checkpointed, stop_gradient  # noqa: E402
 from .interop import to_jax, to_torch  # noqa: E402  (JAX and PyTorch are imported when called)
 from .errors import (  # noqa: E402
     MissingRuleError, NonScalarOutputError, SourceUnavailableError, SrcgradError,
@@ -21,7 +21,7 @@ from .errors import (  # noqa: E402
 )
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "hvp", "show",
-           "defvjp", "defjvp", "stop_gradient", "GradientTape", "Variable", "metrics",
+           "defvjp", "defjvp", "stop_gradient", "checkpointed", "GradientTape", "Variable", "metrics",
            "UnconnectedGradients", "GradFunction", "NestedGrad", "SrcgradError",
            "SrcgradSyntaxError", "MissingRuleError", "NonScalarOutputError",
            "SourceUnavailableError", "SrcgradWarning", "to_jax", "to_torch"]

@@ -32,6 +32,9 @@ from .backend import cache, index
 from .config import dumped_stages
 from .analysis.activity import analyze
 from .frontend.calls import grad_all_name, link
+from .frontend.checkpoint_marks import mark_checkpoints
+from .transforms import checkpoint
+from .transforms.checkpoint_drivers import drivers
 from .frontend.check import check
 from .backend.compile import Compiled
 from .frontend.desugar import desugar
@@ -81,18 +84,19 @@ _MODES = {
 }
 
 
-def transform(func, wrt: list[str], mode: str = "reverse"):
+def transform(func, wrt: list[str], mode: str = "reverse", memory_limit: int | None = None):
     """The transformation of `func` with respect to parameter names `wrt`.
 
     `mode` is "reverse" (`f__grad`), "vjp" (`f__vjp`: reverse mode seeded by an
     extra last parameter, the output's cotangent) or "forward" (`f__jvp`).
     Returns the root's `Resolved` and `Normalized` and the emitted module, which
     also holds `g__grad_all` (`g__jvp_all`) for every function `g` called recursively.
+    `memory_limit` (bytes) checkpoints the loops at the top of `func` (checkpoint_marks.py).
     """
     STATS["transforms"] += 1
     what, helper_name = _MODES[mode]
-    resolved, norm, tree = _one(func, wrt, mode)
-    trees, done, todo = [tree], [], list(resolved.recursive)
+    resolved, norm, tree, *more = _one(func, wrt, mode, memory_limit=memory_limit)
+    trees, done, todo = [tree, *more], [], list(resolved.recursive)
     trees += helper_trees(resolved)  # try statements, run as written
     if mode == "vjp":  # vjp needs the value before any cotangent is known
         trees.append(value_function(norm, f"{resolved.tree.name}__value"))
@@ -102,15 +106,16 @@ def transform(func, wrt: list[str], mode: str = "reverse"):
             continue
         done.append(callee)
         params = list(inspect.signature(callee).parameters)
-        inner, _, inner_tree = _one(callee, params, "forward" if mode == "forward" else "reverse",
-                                    helper_name(callee.__name__))
+        inner, _, inner_tree, *inner_more = _one(
+            callee, params, "forward" if mode == "forward" else "reverse",
+            helper_name(callee.__name__))
         if inner.data_globals:
             raise SrcgradError(
                 f"srcgrad cannot differentiate the recursive function {callee.__qualname__}: it "
                 f"reads {', '.join(inner.data_globals)} from outside; pass "
                 f"{'it' if len(inner.data_globals) == 1 else 'them'} as arguments instead",
                 inner.parsed.loc(inner.tree))
-        trees += [inner_tree] + [t for t in helper_trees(inner) if t not in trees]
+        trees += [inner_tree, *inner_more] + [t for t in helper_trees(inner) if t not in trees]
         todo += inner.recursive
         resolved.sources += [inner.parsed.text] + inner.sources
     return resolved, norm, emit(trees, resolved.parsed, f"{what} wrt {', '.join(wrt)}")
@@ -126,8 +131,9 @@ def value_function(norm, called: str) -> gast.FunctionDef:
                             decorator_list=[], returns=None, type_comment=None, type_params=[])
 
 
-def _one(func, wrt: list[str], mode: str, name: str | None = None):
-    resolved = link(desugar(resolve(check(specialise_locals(parse(func))))))
+def _one(func, wrt: list[str], mode: str, name: str | None = None, memory_limit=None):
+    resolved = link(desugar(mark_checkpoints(resolve(check(specialise_locals(parse(func)))),
+                                             memory_limit)))
     norm = normalize(resolved, "forward" if mode == "forward" else "reverse")
     _dump("anf", gast.FunctionDef(name=resolved.tree.name, args=resolved.tree.args, body=norm.body,
                                   decorator_list=[], returns=None, type_comment=None,
@@ -138,25 +144,51 @@ def _one(func, wrt: list[str], mode: str, name: str | None = None):
         return resolved, norm, tree
     seed = "_sg_cotangent" if mode == "vjp" else None
     primal = copy.deepcopy(norm.body)  # the passes below extend the loops' bodies in place
-    rev = reverse(norm, analyze(norm, wrt), wrt, seed)
+    activity = analyze(norm, wrt)
+    more = _checkpointed_loops(norm, activity, name or resolved.tree.name)
+    tree = _reversed(norm, activity, wrt, seed,
+                     name or (f"{resolved.tree.name}__vjp" if seed else None))
+    norm.body = primal
+    return (resolved, norm, tree, *more)
+
+
+def _reversed(norm, activity, wrt, seed, name):
+    """reverse -> optimize -> record -> fuse: the gradient function `name`."""
+    rev = reverse(norm, activity, wrt, seed)
     _dump("reverse", rev.function())
     rev = record(optimize(rev))
-    tree = fuse(rev.function(name or (f"{resolved.tree.name}__vjp" if seed else None)))
+    tree = fuse(rev.function(name))
     _dump("final", tree)
-    norm.body = primal
-    return resolved, norm, tree
+    return tree
 
 
-def build(func, wrt: list[str], jit: bool = True, mode: str = "reverse") -> Program:
+def _checkpointed_loops(norm, activity, function_name: str) -> list:
+    """The functions of each checkpointed loop (transforms/checkpoint.py): its step, the
+    step's vjp, and the drivers its gradient calls."""
+    trees = []
+    for plan in checkpoint.prepare(norm, activity.active, function_name):
+        line = norm.resolved.parsed.loc(getattr(plan.loop, "srcgrad_user_loop", plan.loop))
+        where = f"{line.text.strip()}   ({os.path.basename(line.filename)}:{line.lineno})"
+        trees += [checkpoint.step_function(norm, plan)] + drivers(plan, where, activity.integers)
+        step = plan.step_normalized
+        if step is not None:
+            wrt = plan.active_state + plan.active_invariants
+            trees.append(_reversed(step, analyze(step, wrt), wrt, None, f"{plan.base}_step_vjp"))
+    return trees
+
+
+def build(func, wrt: list[str], jit: bool = True, mode: str = "reverse",
+          memory_limit: int | None = None) -> Program:
     """Transform, write to the cache, import, and wrap for numba (compiled on first call);
     or, if the cache index has this transformation, import its module without the passes."""
-    warm = _from_index(func, wrt, jit, mode)
+    indexed = _indexed(mode, memory_limit)
+    warm = _from_index(func, wrt, jit, mode, memory_limit)
     if warm is not None:
         return warm
-    resolved, norm, emitted = transform(func, wrt, mode)
+    resolved, norm, emitted = transform(func, wrt, mode, memory_limit)
     parsed = resolved.parsed
     key = cache.cache_key(parsed.text, parsed.filename, func.__qualname__,
-                          {"wrt": wrt, "callees": resolved.sources, "mode": mode})
+                          {"wrt": wrt, "callees": resolved.sources, "mode": indexed})
     path = cache.store(emitted.function, key, emitted.source)
     module = cache.load(path, resolved.namespace)
     where = f"{os.path.basename(parsed.filename)}:{parsed.first_line}"
@@ -166,20 +198,26 @@ def build(func, wrt: list[str], jit: bool = True, mode: str = "reverse") -> Prog
     mutated = sorted(norm.mutated & set(norm.inputs))
     if inspect.isfunction(func):
         try:  # for the next process; a function the index cannot describe gets no entry
-            index.save(index.lookup_key(func, wrt, mode),
+            index.save(index.lookup_key(func, wrt, indexed),
                        index.entry(func, resolved, emitted, path, mutated, describe))
         except Exception:
             pass
     return Program(resolved, emitted, path, compiled, mutated)
 
 
-def _from_index(func, wrt: list[str], jit: bool, mode: str) -> Program | None:
+def _indexed(mode: str, memory_limit) -> str:
+    """What the cache keys call a transformation: its mode, and a memory_limit if any."""
+    return mode if memory_limit is None else f"{mode} memory_limit={memory_limit}"
+
+
+def _from_index(func, wrt: list[str], jit: bool, mode: str, memory_limit) -> Program | None:
     """The program an earlier process built for the same sources, or None (always when
     SRCGRAD_DUMP asks for stages: they are printed by the passes)."""
     if not inspect.isfunction(func) or any(dumped_stages()):
         return None
+    indexed = _indexed(mode, memory_limit)
     try:
-        hit = index.find(index.lookup_key(func, wrt, mode), func)
+        hit = index.find(index.lookup_key(func, wrt, indexed), func)
     except index.Unindexable:
         return None
     if hit is None:
@@ -189,7 +227,8 @@ def _from_index(func, wrt: list[str], jit: bool, mode: str) -> Program | None:
     compiled = Compiled(module, record["function"], record["helpers"], hit.path, line_map,
                         record["describe"], jit=jit)
     resolved = index.WarmResolved(func, record["data_globals"], hit.global_sources(),
-                                  lambda: transform(func, wrt, mode)[0], record.get("tree_name"))
+                                  lambda: transform(func, wrt, mode, memory_limit)[0],
+                                  record.get("tree_name"))
     emitted = Emitted(hit.source, record["function"], record["helpers"], line_map)
     STATS["index_hits"] += 1
     return Program(resolved, emitted, hit.path, compiled, record["mutated_inputs"])

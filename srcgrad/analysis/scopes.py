@@ -43,7 +43,7 @@ def _assigns(stmt, name) -> bool:
             and stmt.targets[0].id == name)
 
 
-def _upward_exposed(name: str, body: list) -> bool:
+def upward_exposed(name: str, body: list) -> bool:
     """Whether an iteration may read `name` before assigning it (conservatively).
 
     A branch assigns `name` when both of its arms do; a nested loop never does
@@ -112,7 +112,7 @@ def scopes(body: list, names, top_level: set[str], inputs: set[str]) -> Scopes:
     home, resets = {}, set()
     for name in names:
         path = [body] if name in top_level else list(paths.get(name, [body]))
-        while len(path) > 1 and id(path[-1]) in loops and _upward_exposed(name, path[-1]):
+        while len(path) > 1 and id(path[-1]) in loops and upward_exposed(name, path[-1]):
             path.pop()
         home[name] = id(path[-1])
         assigned = defs.get(name, [])

@@ -270,26 +270,28 @@ class _Reported:
         return self._program().compiled.backend
 
 
-def _decorator_or_call(func, wrt, jit, with_value):
+def _decorator_or_call(func, wrt, jit, with_value, memory_limit=None):
     if func is None:
-        return lambda f: _decorator_or_call(f, wrt, jit, with_value)
+        return lambda f: _decorator_or_call(f, wrt, jit, with_value, memory_limit)
     if isinstance(func, (GradFunction, NestedGrad)):
         if with_value:
             raise NotImplementedError("value_and_grad of a gradient: use srcgrad.grad")
         return NestedGrad(func, wrt, jit=jit)
-    return GradFunction(func, wrt, jit=jit, with_value=with_value)
+    return GradFunction(func, wrt, jit=jit, with_value=with_value, memory_limit=memory_limit)
 
 
-def grad(func=None, wrt=0, *, jit=True):
+def grad(func=None, wrt=0, *, jit=True, memory_limit=None):
     """The gradient of scalar-valued `func` with respect to argument(s) `wrt`.
 
     `wrt` is a position, a parameter name, or a tuple of them; the result
     returns one gradient, or a tuple for a tuple `wrt`. Works as `@grad` and
     `@grad(wrt=(0, 1))`. `jit=False` runs the generated code without numba.
+    `memory_limit` ("200MB", or bytes) checkpoints the loops at the top of `func`
+    (`srcgrad.checkpointed`), each keeping as many snapshots of its state as fit.
     """
-    return _decorator_or_call(func, wrt, jit, with_value=False)
+    return _decorator_or_call(func, wrt, jit, with_value=False, memory_limit=memory_limit)
 
 
-def value_and_grad(func=None, wrt=0, *, jit=True):
+def value_and_grad(func=None, wrt=0, *, jit=True, memory_limit=None):
     """Like `grad`, but the result returns `(func(...), gradient(s))`."""
-    return _decorator_or_call(func, wrt, jit, with_value=True)
+    return _decorator_or_call(func, wrt, jit, with_value=True, memory_limit=memory_limit)

@@ -18,6 +18,7 @@ import types
 
 import numpy as np
 
+from .memory import parse_memory_limit
 from ..pipeline import build, transform
 from .binding import SLOW, fast_call
 from . import structured
@@ -79,12 +80,14 @@ class _Compiled(type):
 class GradFunction(metaclass=_Compiled):
     """The callable `grad(f)` returns: same parameters as f, returns gradients."""
 
-    def __init__(self, func, wrt=0, *, jit=True, with_value=False):
+    def __init__(self, func, wrt=0, *, jit=True, with_value=False, memory_limit=None):
         func = numba_function(func) or func  # @numba.njit: differentiate the Python function
         func, self._self, wrt = structured.unbind(func, wrt)  # a bound method: its instance
         self.wrt, self._many = _wrt_names(func, wrt)
         self._signature = inspect.signature(func)
-        self._program = structured.eager_build(func, self.wrt, jit)  # None: structures only
+        self._memory_limit = parse_memory_limit(memory_limit)
+        self._program = structured.eager_build(func, self.wrt, jit,  # None: structures only
+                                               self._memory_limit)
         self._structured = structured.calls_of(func, "reverse", jit)
         self._last = self._program
         self._with_value = with_value
@@ -128,7 +131,8 @@ class GradFunction(metaclass=_Compiled):
             program, inputs = layout.program, layout.inputs(arguments)
         else:
             program = self._program or build(self.__wrapped__, self.wrt,
-                                             jit=self._structured.jit)
+                                             jit=self._structured.jit,
+                                             memory_limit=self._memory_limit)
             layout, inputs = None, inputs_of(program, dict(arguments), self.wrt)
         self._last = program
         value, grads = program.compiled(*inputs)
@@ -166,7 +170,8 @@ class GradFunction(metaclass=_Compiled):
                                                                             self._self)
         return reduce_call(GradFunction, (func, tuple(self.wrt) if self._many
                                           else self.wrt[0]),
-                           {"jit": self._structured.jit, "with_value": self._with_value},
+                           {"jit": self._structured.jit, "with_value": self._with_value,
+                            "memory_limit": self._memory_limit},
                            seeds=[(self.__wrapped__, self.wrt, "reverse")])
 
     def __repr__(self):

@@ -52,11 +52,11 @@ def unbind(func, wrt):
     return func.__func__, func.__self__, tuple(items) if many else items[0]
 
 
-def eager_build(func, wrt, jit):
+def eager_build(func, wrt, jit, memory_limit=None):
     """The program for plain arguments, or None for a function that reads a parameter as a
     structure (`p["W"]`, `m.W`, `self.forward(x)`) and cannot be built for plain ones."""
     try:
-        return build(func, wrt, jit=jit)
+        return build(func, wrt, jit=jit, memory_limit=memory_limit)
     except SrcgradError as exc:
         if not _reads_structures(func):
             raise exc

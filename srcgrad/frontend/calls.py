@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import gast
 
+from .checkpoint_marks import mark_checkpoints
 from .check import check
 from .desugar import desugar
 from ..errors import MissingRuleError, SourceUnavailableError, SrcgradError, SrcgradSyntaxError
@@ -202,7 +203,7 @@ class _Linker:
             specialise(parsed.tree, shape, parsed)
             shape.rewrite(call)
         try:
-            resolved = desugar(resolve(check(specialise_locals(parsed))))
+            resolved = desugar(mark_checkpoints(resolve(check(specialise_locals(parsed)))))
         except SrcgradError as exc:
             if hasattr(exc, "add_note"):  # Python 3.11+: say which call led there
                 loc = owner.parsed.loc(call)

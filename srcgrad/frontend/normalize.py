@@ -183,6 +183,7 @@ class _Normalizer(Expressions, Inliner):
         loop = gast.For(target=_name(stmt.target.id, store=True),
                         iter=gast.Call(func=_name("range"), args=bounds, keywords=[]),
                         body=body, orelse=[], type_comment=None)
+        _keep_mark(stmt, loop)
         self.emit(loop)
 
     def while_loop(self, stmt):
@@ -206,7 +207,7 @@ class _Normalizer(Expressions, Inliner):
             self.emit_if(going, again, [])
             body.append(leave)
         self.blocks.pop()
-        self.emit(gast.While(test=test, body=body, orelse=[]))
+        self.emit(_keep_mark(stmt, gast.While(test=test, body=body, orelse=[])))
 
     def augmented(self, stmt):
         target = stmt.target
@@ -339,6 +340,14 @@ def normalize(resolved: Resolved, mode: str = "reverse") -> Normalized:
     if any(norm.mutated):
         resolved.callees.setdefault("snapshot", snapshot)
     return Normalized(resolved, norm.blocks[0], norm.inputs, norm.mutated)
+
+
+def _keep_mark(user_loop, loop):
+    """`loop` with the checkpoint mark of the user's loop (frontend/checkpoint_marks.py)."""
+    if hasattr(user_loop, "srcgrad_checkpoint"):
+        loop.srcgrad_checkpoint = user_loop.srcgrad_checkpoint
+        loop.srcgrad_user_loop = user_loop
+    return loop
 
 
 def _is_break_check(stmt) -> bool:

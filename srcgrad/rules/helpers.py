@@ -7,7 +7,7 @@ both modes (rules/forward.py classifies them).
 """
 import numpy as np
 
-from ..runtime import (axis_extremum_share, clip_mask, expand_to, extremum_share, log_or_zero,
+from ..runtime import (axis_extremum_share, clip_mask, cotangent_dot, expand_to, extremum_share, log_or_zero,
                        matrix_inner, reduce_sum, seed_like, select_where, stack_scalar,
                        swap_last_axes, tie_share, tril_half_diag, unit_like, zeros_like)
 from .registry import defnondiff, defrule
@@ -28,6 +28,15 @@ def _reduce_all(rng):
 @defrule(reduce_sum, sample=(_reduce_axis0, _reduce_all))
 def reduce_sum_vjp(g, ans, x, axis, keepdims):
     return expand_to(g, x, axis, keepdims), None, None
+
+
+def _dotted(rng):
+    return rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+
+
+@defrule(cotangent_dot, sample=(_dotted,))
+def cotangent_dot_vjp(g, ans, x, ct):
+    return g * ct, g * x
 
 
 def _matrices(rng):

@@ -38,6 +38,7 @@ from ..errors import NonScalarOutputError
 from ..frontend.normalize import Normalized
 from ..syntax import (assign, binop, call, comment, const, insert_after, insert_before, is_comment,
                       line_comment, method, name, with_comments)
+from .checkpoint_drivers import backward_statements, forward_statements
 from .contributions import Contributions, adj, index_value
 
 
@@ -126,6 +127,8 @@ class _Reverser(Contributions):
                 return []
             return [gast.copy_location(gast.If(test=stmt.test, body=body or [gast.Pass()],
                                                orelse=orelse), stmt)]
+        if hasattr(stmt, "srcgrad_plan"):  # a checkpointed loop: checkpoint_drivers.py
+            return backward_statements(stmt.srcgrad_plan, self.accumulate)
         if isinstance(stmt, gast.For):
             return self.for_loop(stmt)
         if isinstance(stmt, gast.While):
@@ -292,6 +295,9 @@ def reverse(norm: Normalized, activity: Activity, wrt: list[str],
         if rev.depth_of(loop) > 0:
             insert_after(forward, loop, gast.Expr(value=method(tape(counter), "append",
                                                                  name(counter))))
+    for loop in [s for s in forward if hasattr(s, "srcgrad_plan")]:
+        k = forward.index(loop)
+        forward[k:k + 1] = forward_statements(loop.srcgrad_plan)
     forward = with_comments(forward, norm.resolved.parsed, "")
     output = norm.result
     if out_name in activity.reassigned:  # the backward sweep restores it: keep the value

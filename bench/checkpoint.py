@@ -1,0 +1,124 @@
+"""Checkpointed loops (issue 16): memory and time of a long stencil's gradient.
+
+    python -m bench.checkpoint [--state 1000] [--steps 100000] [--long 1000000]
+                               [--snapshots 50] [--repeat 3]
+
+A 1-d stencil with a `--state`-point state. Each measurement runs in a fresh process
+(bench/measure.py: peak growth of the resident set during one gradient call; medians of
+`--repeat` calls): the unbounded gradient and the checkpointed one at `--steps` steps
+(both fit), the checkpointed one alone at `--long` steps (unbounded, it would record
+about 8 KB per step). Reported: peak memory, time, the checkpointed/unbounded time ratio,
+and the recompute factor (steps run in all, forward sweep, recomputation and the
+recorded steps, per step of the loop). Results go to bench/results/checkpoint.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+
+import srcgrad
+
+SNAPSHOTS = 50
+
+
+def heat(u, n):
+    for step in range(n):
+        lap = np.zeros_like(u)
+        lap[1:-1] = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        u = u + 0.1 * np.sin(lap)
+    return np.sum(u * u)
+
+
+def heat_checkpointed(u, n):
+    for step in srcgrad.checkpointed(range(n), snapshots=SNAPSHOTS):
+        lap = np.zeros_like(u)
+        lap[1:-1] = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        u = u + 0.1 * np.sin(lap)
+    return np.sum(u * u)
+
+
+def recompute_factor(n: int, s: int) -> float:
+    """Steps a checkpointed gradient runs per step of the loop (runtime/checkpoints.py)."""
+    from srcgrad.runtime import checkpoints as plans
+    plan = plans.revolve_plan(n, s)
+    for k in range(n):
+        if plans.snapshot_due(plan, k):
+            plans.take_slot(plan, k)
+    plans.finish_plan(plan, n)
+    steps = n
+    while True:
+        kind, arg = plans.next_action(plan)
+        if kind == plans.DONE:
+            return steps / n
+        steps += arg if kind == plans.ADVANCE else 1 if kind == plans.STEP else 0
+
+
+def _worker(kind: str, state: int, steps: int, repeat: int) -> dict:
+    from bench.measure import peak_growth, steady_allocator, timed
+    steady_allocator()
+    func = heat_checkpointed if kind == "checkpointed" else heat
+    gradient = srcgrad.grad(func)
+    u = np.random.default_rng(0).normal(size=state) * 0.1
+    gradient(u, 10)  # compile
+    peak = peak_growth(lambda: gradient(u, steps))
+    times = sorted(timed(lambda: gradient(u, steps))[0] for _ in range(repeat))
+    return {"kind": kind, "steps": steps, "peak": peak, "seconds": times[len(times) // 2]}
+
+
+def _measure(kind: str, state: int, steps: int, repeat: int) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1]))
+    out = subprocess.run([sys.executable, "-m", "bench.checkpoint", "--worker", kind,
+                          "--state", str(state), "--steps", str(steps), "--repeat", str(repeat)],
+                         capture_output=True, text=True, env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _mb(nbytes) -> str:
+    return "?" if nbytes is None else f"{nbytes / 2 ** 20:.1f} MB"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--state", type=int, default=1000)
+    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--long", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--worker", choices=["unbounded", "checkpointed"])
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(_worker(args.worker, args.state, args.steps, args.repeat)))
+        return
+    plain = _measure("unbounded", args.state, args.steps, args.repeat)
+    short = _measure("checkpointed", args.state, args.steps, args.repeat)
+    long = _measure("checkpointed", args.state, args.long, 1)
+    lines = [
+        f"# Checkpointed stencil gradient ({args.state}-point state, {SNAPSHOTS} snapshots)",
+        "",
+        "| gradient | steps | peak memory | time | time / unbounded | recompute factor |",
+        "|---|---|---|---|---|---|",
+        f"| unbounded | {args.steps:,} | {_mb(plain['peak'])} | {plain['seconds']:.2f} s | 1 | 1 |",
+        f"| checkpointed | {args.steps:,} | {_mb(short['peak'])} | {short['seconds']:.2f} s | "
+        f"{short['seconds'] / plain['seconds']:.2f} | "
+        f"{recompute_factor(args.steps, SNAPSHOTS):.2f} |",
+        f"| checkpointed | {args.long:,} | {_mb(long['peak'])} | {long['seconds']:.2f} s | | "
+        f"{recompute_factor(args.long, SNAPSHOTS):.2f} |",
+        "",
+        "Peak memory: growth of the resident set during one gradient call, each row in a "
+        "fresh process; time: median of the calls (one at the longest size). The recompute "
+        "factor counts the steps the gradient runs (forward sweep, recomputation, recorded "
+        "steps) per step of the loop.",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    results = pathlib.Path(__file__).parent / "results" / "checkpoint.md"
+    results.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""Checkpointed loops: what a marked loop carries, and its step as a function.
+
+A loop marked by `srcgrad.checkpointed` (frontend/checkpoint_marks.py) at the top of
+the function is differentiated as a function of its *state*, one step at a time:
+
+- `state`: the names its body assigns that a step may read before assigning them
+  (carried from one step to the next), that code after the loop reads, or that the loop
+  tests (a while loop's condition, a break flag), then the arrays it writes into that
+  exist before it; each has a value before the loop (else the loop is refused).
+- `invariants`: the names it reads and neither assigns nor writes into.
+- `f__loopK_step(state..., invariants..., i)` returns the state after step i: the
+  normalized body as written. Its gradient `f__loopK_step_vjp(..., _ct_<v>...)` is the
+  ordinary reverse-mode code of `sum(_ct_v * v)` over the differentiated state, taken with
+  respect to that state and the differentiated invariants (pipeline.py runs the usual
+  passes on `Checkpoint.step_normalized`), so a step tapes as any code does, inner loops
+  and calls included, and its tape lives only for that one call.
+
+checkpoint_drivers.py writes the two functions the gradient calls in place of the
+loop; runtime/checkpoints.py holds the schedules they follow.
+
+Guarantees: a loop is checkpointed only when every name its steps exchange is in the
+state above; a list appended to, a mark inside another loop or a branch, and state with
+no value before the loop are refused with an error naming the user's line and names.
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+from dataclasses import dataclass, field
+
+import gast
+
+from ..analysis.activity import is_append
+from ..analysis.scopes import upward_exposed
+from ..errors import SrcgradSyntaxError, SrcgradWarning
+from ..frontend.checkpoint_marks import Budget
+from ..frontend.normalize import Normalized
+from ..runtime import checkpoints
+from ..syntax import assign, binop, call, name, with_comments
+
+
+@dataclass
+class Checkpoint:
+    loop: gast.AST  # the normalized loop
+    base: str  # f__loopK: prefix of the generated functions
+    snapshots: int  # or, with `budget`, chosen at run time
+    state: list[str]
+    invariants: list[str]
+    var: str | None  # a for loop's variable
+    bounds: list  # range(start, stop, stride) atoms of a for loop
+    brk: str | None  # the break flag of a loop that can break
+    active_state: list[str] = field(default_factory=list)
+    active_invariants: list[str] = field(default_factory=list)
+    step_normalized: Normalized | None = None  # the step's vjp, for the reverse passes
+    budget: tuple | None = None  # (memory_limit in bytes, loops sharing it)
+
+    @property
+    def counted(self) -> bool:
+        """A for loop that cannot break: its trip count is known on entry (revolve)."""
+        return self.var is not None and self.brk is None
+
+    def cotangents(self) -> list[str]:
+        return [f"_ct_{v}" for v in self.active_state]
+
+    def step_params(self) -> list[str]:
+        return self.state + self.invariants + ([self.var] if self.var else [])
+
+
+def prepare(norm: Normalized, active, function_name: str) -> list[Checkpoint]:
+    """A `Checkpoint` for each marked loop at the top of `norm.body` (set as the loop's
+    `srcgrad_plan`); refuses marks anywhere else. A loop marked by a memory_limit that
+    cannot be checkpointed is left as it is, with a warning saying why."""
+    plans = []
+    for k, stmt in enumerate(norm.body):
+        for node in gast.walk(stmt):
+            if hasattr(node, "srcgrad_checkpoint") and node is not stmt:
+                _refuse(norm, node, "a checkpointed loop inside another loop or a branch",
+                        "checkpoint the outermost loop, at the top of the function")
+        if hasattr(stmt, "srcgrad_checkpoint"):
+            try:
+                plan = _plan(norm, k, f"{function_name}__loop{len(plans) + 1}", active)
+            except SrcgradSyntaxError as exc:
+                if not isinstance(stmt.srcgrad_checkpoint, Budget):
+                    raise
+                warnings.warn(f"srcgrad: memory_limit: this loop is recorded in full: {exc}",
+                              SrcgradWarning, stacklevel=2)
+                del stmt.srcgrad_checkpoint
+                continue
+            stmt.srcgrad_plan = plan
+            plans.append(plan)
+    budgeted = [p for p in plans if isinstance(p.snapshots, Budget)]
+    for plan in budgeted:  # the loops share the limit
+        plan.budget = (int(plan.snapshots), len(budgeted))
+    return plans
+
+
+def _plan(norm: Normalized, k: int, base: str, active) -> Checkpoint:
+    loop = norm.body[k]
+    body = step_body(loop)
+    brk = loop.body[-1].test.id if body is not loop.body else None
+    before = set(norm.inputs) | {n.id for s in norm.body[:k] for n in gast.walk(s)
+                                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    after = {n.id for s in norm.body[k + 1:] for n in gast.walk(s) if isinstance(n, gast.Name)}
+    mentioned = list(dict.fromkeys(n.id for s in body for n in gast.walk(s)
+                                   if isinstance(n, gast.Name)))
+    assigned = {n.id for s in body for n in gast.walk(s)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    tested = {loop.test.id} if isinstance(loop, gast.While) else set()
+    written = _written(norm, loop, body, before)
+    inner = {n.target.id for s in body for n in gast.walk(s) if isinstance(n, gast.For)}
+    state = [v for v in mentioned if v in assigned and (
+        (upward_exposed(v, body) and v not in inner) or v in after or v in tested or v == brk)]
+    state += [v for v in written if v not in state]
+    for v in state:
+        if v not in before:
+            _refuse(norm, loop, f"a checkpointed loop whose state {_user(norm, v)!r} has no "
+                    "value before the loop", f"give {_user(norm, v)} a value before the loop "
+                    "(each step starts from the state the step before left)")
+    var = loop.target.id if isinstance(loop, gast.For) else None
+    invariants = [v for v in mentioned if v in before and v not in assigned
+                  and v not in written and v != var]
+    plan = Checkpoint(loop, base, loop.srcgrad_checkpoint, state, invariants, var,
+                      list(loop.iter.args) if var else [], brk)
+    plan.active_state = [v for v in state if v in active]
+    plan.active_invariants = [v for v in invariants if v in active]
+    plan.step_normalized = _step_normalized(norm, plan, body)
+    return plan
+
+
+def step_body(loop) -> list:
+    """The loop's body without desugar's closing `if _brkK: break`."""
+    last = loop.body[-1] if loop.body else None
+    if isinstance(last, gast.If) and any(isinstance(s, gast.Break) for s in last.body):
+        return loop.body[:-1]
+    return loop.body
+
+
+def _written(norm, loop, body, before) -> list[str]:
+    out = []
+    for stmt in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if is_append(stmt):
+            receiver = stmt.value.func.value.id
+            if receiver in before:
+                _refuse(norm, loop, f"a checkpointed loop that appends to the list "
+                        f"{_user(norm, receiver)!r}", "collect the values in an array "
+                        "allocated before the loop (y[i] = v), or do not checkpoint this loop")
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+            base = stmt.targets[0].value.id
+            if base in before and base not in out:
+                out.append(base)
+    return out
+
+
+def _step_normalized(norm: Normalized, plan: Checkpoint, body: list) -> Normalized | None:
+    """The normalized step with output `sum(_ct_v * v)` over the differentiated state."""
+    if not plan.active_state:
+        return None
+    stmts = copy.deepcopy(body)
+    norm.resolved.callees.setdefault("cotangent_dot", checkpoints.cotangent_dot)
+    total = None
+    for j, (v, ct) in enumerate(zip(plan.active_state, plan.cotangents())):
+        term = f"_sg_dot{j + 1}"
+        stmts.append(gast.copy_location(assign(term, call("cotangent_dot", name(v), name(ct))),
+                                        plan.loop))
+        if total is None:
+            total = term
+        else:
+            stmts.append(gast.copy_location(assign(f"_sg_sum{j + 1}", binop(
+                name(total), gast.Add(), name(term))), plan.loop))
+            total = f"_sg_sum{j + 1}"
+    stmts.append(gast.copy_location(gast.Return(value=name(total)), plan.loop))
+    inputs = plan.step_params() + plan.cotangents()
+    return Normalized(norm.resolved, stmts, inputs, set(norm.mutated))
+
+
+def step_function(norm: Normalized, plan: Checkpoint) -> gast.FunctionDef:
+    """`f__loopK_step(state..., invariants..., i)`: one step as written; returns the state."""
+    body = with_comments(copy.deepcopy(step_body(plan.loop)), norm.resolved.parsed, "")
+    body.append(gast.Return(value=gast.Tuple(elts=[name(v) for v in plan.state],
+                                             ctx=gast.Load())))
+    args = gast.arguments(args=[gast.Name(id=p, ctx=gast.Param(), annotation=None,
+                                          type_comment=None) for p in plan.step_params()],
+                          posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                          kwarg=None, defaults=[])
+    return gast.FunctionDef(name=f"{plan.base}_step", args=args, body=body, decorator_list=[],
+                            returns=None, type_comment=None, type_params=[])
+
+
+def _user(norm: Normalized, v: str) -> str:
+    return v.split("__")[0] if "__" in v else v
+
+
+def _refuse(norm: Normalized, node, what: str, hint: str):
+    parsed = norm.resolved.parsed
+    where = getattr(node, "srcgrad_user_loop", node)
+    raise SrcgradSyntaxError(f"srcgrad cannot differentiate {parsed.func.__qualname__}: {what} "
+                             f"is not supported; {hint}", parsed.loc(where))
