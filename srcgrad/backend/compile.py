@@ -28,6 +28,7 @@ import numba
 from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
 from ..errors import Location, SrcgradError, SrcgradWarning
+from . import helper_cache
 from .numba_reasons import construct
 from .reals import ComplexWarning, complex_type, first_complex_line, has_complex
 
@@ -38,15 +39,18 @@ class Compiled:
         python_func = getattr(module, function)
         self.python = python_func
         self.module = module
+        self.path = str(path)
+        self._cache_dir = os.path.dirname(self.path)  # the checked cache directory in use
         self.helpers = {name: getattr(module, name) for name in helpers}  # Python versions
         if jit:
             for name, helper in self.helpers.items():  # a try's helper indexes as Python
                 checked = name.startswith("_sg_try_")  # does: IndexError (frontend/trying.py)
-                setattr(module, name, _quiet(numba.njit(cache=True, boundscheck=checked)(helper)))
-        self.path = str(path)
+                setattr(module, name, _quiet(numba.njit(cache=True, boundscheck=checked)(helper),
+                                             self._cache_dir))
         self.line_map = line_map
         self.describe = describe  # "gradient of f (model.py:3)"
-        self.dispatcher = _quiet(numba.njit(cache=True)(python_func)) if jit else None
+        self.dispatcher = (_quiet(numba.njit(cache=True)(python_func), self._cache_dir)
+                           if jit else None)
         if jit:
             self._refusing_complex(self.dispatcher)
         self.fallback_reason: str | None = None
@@ -172,12 +176,13 @@ class Compiled:
         return None
 
 
-def _quiet(dispatcher):
-    """`dispatcher`, compiling with NumbaPerformanceWarnings silenced (calls pay nothing)."""
+def _quiet(dispatcher, cache_dir):
+    """`dispatcher`, compiling with NumbaPerformanceWarnings silenced (calls pay nothing) and
+    the runtime helpers' compiled code cached in `cache_dir` (helper_cache.py)."""
     compile_for_args = dispatcher._compile_for_args
 
     def quiet_compile(*args, **kws):
-        with warnings.catch_warnings():
+        with helper_cache.compiling(cache_dir), warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
             return compile_for_args(*args, **kws)
     dispatcher._compile_for_args = quiet_compile  # numba's C dispatcher looks it up per miss

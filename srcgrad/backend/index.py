@@ -48,27 +48,17 @@ import numpy as np
 from ..config import __version__
 from ..frontend.resolve import current_values, free_value, is_user_function, user_function
 from ..rules import lookup
+from .helper_cache import package_fingerprint
 from .cache import directory as cache_dir  # checked: owned by the user, not writable by others
 from ..rules.forward import forward_rule
 
 _FORMAT = 1  # of an entry
 _VARIANTS = 4  # entries kept per key
-_PACKAGE = Path(__file__).resolve().parent.parent
 _DATA = (int, float, complex, bool, np.generic, np.ndarray)
 
 
 class Unindexable(Exception):
     """The function reaches something an index entry cannot describe."""
-
-
-@functools.lru_cache(maxsize=1)
-def package_fingerprint() -> str:
-    """A hash of srcgrad's own sources: a changed pass never serves an old module."""
-    digest = hashlib.sha256()
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        digest.update(str(path.relative_to(_PACKAGE)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:20]
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,230 @@
+"""The first call with a cold cache, in fresh processes (issue 14).
+
+    python -m bench.cold [--runs 3] [--problems lse,ode,...] [--against DIR]
+                         [--scenarios empty,used] [--out bench/results/cold.md]
+
+Each measurement is a new Python process that imports srcgrad, builds the
+gradient of a problem's natural form at the quick suite's first size and calls
+it once, and reports CPU time (`time.process_time`: on the shared machine the
+time a process waits for a CPU does not count) split into
+
+- import: `import srcgrad`;
+- transform: building the gradient (srcgrad's passes, writing the module);
+- numba: numba compiling during the first call (the outermost `numba:compile`
+  events, typing + lowering + LLVM, helpers included);
+- rest: the first call minus numba's compilation (running it, binding).
+
+Scenarios: `empty`, a new empty SRCGRAD_CACHE_DIR per process (the very first
+call of srcgrad on a machine); `used`, a cache directory in which the other
+cases ran before (copied per process, with the measured case's own modules,
+numba files and index entries deleted): a new function of a user who has used
+srcgrad before.
+
+Cases: the suite's problems and `calls-K`, a loop whose body calls one small
+helper K times (compile time against the number of call sites; each call is
+inlined). `--against DIR` measures another srcgrad checkout (for example
+`git archive <commit> | tar -x -C DIR`) in the same rounds, interleaved, so
+before/after ratios come from one session. Prints a Markdown table and writes
+it to --out.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = '''
+import json, os, sys, time
+c0 = time.process_time()
+import srcgrad
+c1 = time.process_time()
+from numba.core import event
+{setup}
+compiling = {{"depth": 0, "start": 0.0, "total": 0.0}}
+class Outermost(event.Listener):
+    def on_start(self, ev):
+        if compiling["depth"] == 0:
+            compiling["start"] = time.process_time()
+        compiling["depth"] += 1
+    def on_end(self, ev):
+        compiling["depth"] -= 1
+        if compiling["depth"] == 0:
+            compiling["total"] += time.process_time() - compiling["start"]
+event.register("numba:compile", Outermost())
+c2, w2 = time.process_time(), time.perf_counter()
+call = {build}
+c3 = time.process_time()
+call()
+c4, w4 = time.process_time(), time.perf_counter()
+print(json.dumps({{"import": c1 - c0, "transform": c3 - c2, "numba": compiling["total"],
+                  "rest": c4 - c3 - compiling["total"], "total": c4 - c2, "wall": w4 - w2}}))
+'''
+PROBLEM_SETUP = '''from bench.problems import load
+problem = load({name!r})
+impl = problem.srcgrad_impl(problem.generate(problem.SIZES["quick"][0]))'''
+PROBLEM_BUILD = "impl.make_gradient()"
+CALLS_SETUP = '''import numpy as np
+sys.path.insert(0, {folder!r})
+import {module} as model
+x0 = np.linspace(0.1, 1.0, 8)'''
+CALLS_BUILD = "(lambda g: lambda: g(x0, 5))(srcgrad.grad(model.run))"
+
+
+def calls_model(k: int) -> str:
+    """A loop whose body calls the helper `stage` k times (each call inlined)."""
+    body = "\n".join(f"        y = stage(x, y, {0.1 + 0.01 * j!r})" for j in range(k))
+    return ("import numpy as np\n\n\n"
+            "def stage(x, y, h):\n"
+            "    n = x.shape[0]\n"
+            "    z = np.empty(n)\n"
+            "    for i in range(n):\n"
+            "        z[i] = y[i] + h * np.sin(x[i] * y[i - 1])\n"
+            "    return z\n\n\n"
+            "def run(x, steps):\n"
+            "    y = x.copy()\n"
+            "    for s in range(steps):\n"
+            f"{body}\n"
+            "    return np.sum(y * y)\n")
+
+
+def case_code(case: str, folder: str) -> str:
+    if case.startswith("calls-"):
+        return CHILD.format(setup=CALLS_SETUP.format(folder=folder, module=_module(case)),
+                            build=CALLS_BUILD)
+    return CHILD.format(setup=PROBLEM_SETUP.format(name=case), build=PROBLEM_BUILD)
+
+
+def _module(case: str) -> str:
+    return "cold_" + case.replace("-", "_")
+
+
+def fill(root: Path, cases: list[str], template: Path, models: Path) -> dict:
+    """Run every case once, cold, in `template`; what each case added of its own: {case:
+    (stems of its generated modules, its index files)}."""
+    own = {}
+    for case in cases:
+        before = {p.name for p in template.glob("*.py")}, set((template / "index").glob("*"))
+        run_child(root, case, template, models)
+        stems = tuple(p.stem for p in template.glob("*.py") if p.name not in before[0])
+        own[case] = stems, set((template / "index").glob("*")) - before[1]
+    return own
+
+
+def forget(folder: Path, template: Path, own) -> None:
+    """Delete a case's own generated modules, numba files and index entries from `folder`,
+    a copy of `template`."""
+    stems, index_files = own
+    for sub in (folder, folder / "__pycache__"):
+        for path in sub.glob("*"):
+            if path.is_file() and stems and path.name.startswith(stems):
+                path.unlink()
+    for path in index_files:
+        (folder / path.relative_to(template)).unlink(missing_ok=True)
+
+
+def run_child(root: Path, case: str, cache: Path, models: Path) -> dict:
+    env = {**os.environ, "SRCGRAD_CACHE_DIR": str(cache), "PYTHONPATH": str(root),
+           "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env.pop("SRCGRAD_DUMP", None)
+    out = subprocess.run([sys.executable, "-c", case_code(case, str(models))], env=env,
+                         cwd=root, capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"measuring {case} in {root} failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def fresh(root: Path, case: str, models: Path, template: Path | None, own) -> dict:
+    """One measurement in a new cache directory: empty, or a copy of `template` without the
+    case's own entries."""
+    with tempfile.TemporaryDirectory(prefix="srcgrad-cold-") as tmp:
+        cache = Path(tmp) / "cache"
+        if template is None:
+            cache.mkdir(mode=0o700)
+        else:
+            shutil.copytree(template, cache, symlinks=True)
+            forget(cache, template, own)
+        return run_child(root, case, cache, models)
+
+
+def measure(sides: dict, cases: list[str], scenarios: list[str], runs: int) -> dict:
+    """{(side, scenario, case): [sample, ...]}, every round running each combination once."""
+    samples: dict = {}
+    with tempfile.TemporaryDirectory(prefix="srcgrad-cold-models-") as tmp:
+        models = Path(tmp)
+        for case in cases:
+            if case.startswith("calls-"):
+                (models / f"{_module(case)}.py").write_text(calls_model(int(case[6:])))
+        templates, own = {}, {}
+        if "used" in scenarios:
+            for k, (side, root) in enumerate(sides.items()):  # every case once, cold
+                templates[side] = models / f"template-{k}"
+                templates[side].mkdir(mode=0o700)
+                own[side] = fill(root, cases, templates[side], models)
+        for _ in range(runs):
+            for case in cases:
+                for scenario in scenarios:
+                    for side, root in sides.items():
+                        template = templates.get(side) if scenario == "used" else None
+                        mine = own[side][case] if template is not None else None
+                        got = fresh(root, case, models, template, mine)
+                        samples.setdefault((side, scenario, case), []).append(got)
+    return samples
+
+
+def median(samples: list[dict], key: str) -> float:
+    return statistics.median(s[key] for s in samples)
+
+
+def report(samples: dict, sides: dict, cases: list[str], scenarios: list[str]) -> str:
+    parts = ("import", "transform", "numba", "rest", "total")
+    lines = []
+    for scenario in scenarios:
+        lines += [f"## Scenario `{scenario}`", "",
+                  "| case | side | " + " | ".join(parts) + " | wall | total / first side |",
+                  "|---|---|" + "---|" * (len(parts) + 2)]
+        for case in cases:
+            first = None
+            for side in sides:
+                got = samples[(side, scenario, case)]
+                total = median(got, "total")
+                first = total if first is None else first
+                cells = [f"{median(got, p):.2f} s" for p in parts]
+                lines.append(f"| {case} | {side} | " + " | ".join(cells) +
+                             f" | {median(got, 'wall'):.2f} s | {total / first:.2f} |")
+        lines.append("")
+    runs = len(next(iter(samples.values())))
+    lines.append(f"CPU seconds, medians of {runs} processes per cell; total = transform + "
+                 "numba + rest (import apart). Sides: " +
+                 ", ".join(f"`{s}` = {root}" for s, root in sides.items()) + ".")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--problems", default="lse,llsq,ode,gmm,lstm,ba,det,calls-4,calls-40")
+    parser.add_argument("--scenarios", default="empty,used")
+    parser.add_argument("--against", default=None,
+                        help="another srcgrad checkout, measured first in every round")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "cold.md"))
+    args = parser.parse_args(argv)
+    sides = {"before": Path(args.against).resolve()} if args.against else {}
+    sides["this tree"] = ROOT
+    cases = [c for c in args.problems.split(",") if c]
+    scenarios = [s for s in args.scenarios.split(",") if s]
+    text = report(measure(sides, cases, scenarios, args.runs), sides, cases, scenarios)
+    print(text)
+    Path(args.out).write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""numba's compiled code of the runtime helpers, kept on disk between processes.
+
+The runtime helpers (`zeros_like`, `unbroadcast`, `record_at`, ...) and the
+NumPy functions srcgrad re-implements for numba are `numba.extending.overload`s.
+numba compiles an overload's implementation once per argument types in every
+process, and only the generated module itself has `cache=True`: a first call
+of a new function used to type, lower and optimise every helper it calls
+again, about half of that call's compilation (bench/README.md, cold start).
+
+While srcgrad compiles generated code (`compiling()`, around numba's
+`_compile_for_args`), the implementations numba builds for srcgrad's own
+overloads get `cache=True`, and numba's cache directory is
+`<srcgrad's cache directory>/numba-<fingerprint>`. The fingerprint hashes
+srcgrad's sources and the Python and numba versions, so an edited srcgrad never
+loads code compiled from its old sources (numba itself checks only the file
+an implementation is defined in, not the helpers it calls). The directory
+lives inside the checked cache directory (backend/cache.py: owned by the user,
+not writable by others) and is made with mode 700.
+
+Guarantees: the code loaded is what numba compiled from the same sources for
+the same types, so every result is bit-for-bit what compiling in the process
+gives; outside `compiling()` numba's settings and the overloads' options are
+as the user left them; a cache directory that cannot be made just means no
+helper caching. Implementations numba cannot cache (it says why in a
+NumbaWarning) are compiled as before, silently.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import sys
+import threading
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+import numba
+import numpy as np
+from numba.core.errors import NumbaWarning
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+_LOCK = threading.RLock()
+_DEPTH = [0]
+
+
+@functools.lru_cache(maxsize=1)
+def package_fingerprint() -> str:
+    """A hash of srcgrad's own sources: a changed pass never serves an old module."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def folder(cache_dir) -> Path:
+    """Where numba keeps the helpers' compiled code, inside srcgrad's cache directory."""
+    versions = f"{package_fingerprint()}-{numba.__version__}-{sys.version_info[:2]}"
+    return Path(cache_dir) / f"numba-{hashlib.sha256(versions.encode()).hexdigest()[:16]}"
+
+
+def _numba_functions() -> tuple:
+    """numba's own overloads that generated code reaches and that cost most to compile
+    again: the message of a shape mismatch in `a[i] = b` (str and join of tuples, about 1.4 s
+    in a new process) and array allocation."""
+    from numba.np import arrayobj
+    return (arrayobj.raise_with_shape_context, np.empty, np.zeros, np.ones, np.full,
+            np.empty_like, np.zeros_like, np.ones_like)
+
+
+def _ours(template, extra: tuple) -> bool:
+    """Whether an overload template is cached: srcgrad's (its typing function or the
+    function it implements is defined under srcgrad.runtime) or one of `extra`'s."""
+    if any(getattr(template, "key", None) is f for f in extra):
+        return True
+    for func in (getattr(template, "_overload_func", None), getattr(template, "key", None)):
+        if (getattr(func, "__module__", None) or "").startswith("srcgrad.runtime"):
+            return True
+    return False
+
+
+def _templates() -> list:
+    """srcgrad's overload templates registered with numba now."""
+    from numba.core.typing.templates import builtin_registry
+    extra = _numba_functions()
+    return [t for t in builtin_registry.functions
+            if isinstance(getattr(t, "_jit_options", None), dict) and _ours(t, extra)]
+
+
+@contextmanager
+def compiling(cache_dir):
+    """Compile with srcgrad's overloads cached under `folder(cache_dir)` (see the module
+    docstring); reentrant, and a no-op where the folder cannot be made."""
+    with _LOCK:
+        if _DEPTH[0] or not _made(folder(cache_dir)):
+            _DEPTH[0] += 1
+            try:
+                yield
+            finally:
+                _DEPTH[0] -= 1
+            return
+        try:
+            saved = [(t, t._jit_options) for t in _templates()]
+        except Exception:  # another numba's registry: compile without caching helpers
+            saved = []
+        saved_dir = numba.config.CACHE_DIR
+        _DEPTH[0] = 1
+        try:
+            for t, options in saved:
+                t._jit_options = {**options, "cache": True}
+            numba.config.CACHE_DIR = str(folder(cache_dir))
+            with warnings.catch_warnings():  # "cannot cache ...": compiled as before
+                warnings.filterwarnings("ignore", category=NumbaWarning,
+                                        message=".*[Cc]annot cache.*")
+                yield
+        finally:
+            _DEPTH[0] = 0
+            numba.config.CACHE_DIR = saved_dir
+            for t, options in saved:
+                t._jit_options = options
+
+
+def _made(path: Path) -> bool:
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    return path.is_dir()
