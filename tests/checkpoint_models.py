@@ -144,9 +144,9 @@ def bad_outside(x):
 
 
 def bad_list(x):
-    hs = []
+    hs = [x]
     for i in srcgrad.checkpointed(range(3), snapshots=2):
-        x = x * 2
+        x = x * hs[-1]
         hs.append(x)
     return x + hs[0]
 
@@ -175,3 +175,26 @@ def two_loops(u, n):
         u = u * 0.99 + 0.01 * np.cos(u)
         t = t + 0.125
     return np.sum(u * u)
+
+
+def appended(x, n):
+    hs = []
+    for i in srcgrad.checkpointed(range(n), snapshots=2):
+        x = np.sin(x) * 1.1
+        hs.append(x * 2.0)
+        hs.append(np.cos(x))
+    s = 0.0
+    for h in hs:
+        s = s + np.sum(h * h)
+    return s + hs[0][1]
+
+
+def appended_to_held(x, n):
+    hs = [x * 1.0]
+    for i in srcgrad.checkpointed(range(n), snapshots=2):
+        x = np.sin(x) * 1.1
+        hs.append(x * 2.0)
+    s = 0.0
+    for h in hs:
+        s = s + np.sum(h * h)
+    return s + hs[1][1]

@@ -23,8 +23,10 @@ CASES = {  # model: (arguments, positions differentiated)
     "nested": ((RNG.normal(size=4), 0.6, 7), (0, 1)),
     "one_snapshot": ((0.3, 9), (0,)),
     "empty": ((RNG.normal(size=3), 0), (0,)),
+    "appended": ((RNG.normal(size=3), 8), (0,)),  # to an empty list: numba cannot type it
+    "appended_to_held": ((RNG.normal(size=3), 8), (0,)),
 }
-JITTED = ("stencil", "adaptive", "early_exit", "trajectory")  # numba compiles dominate
+JITTED = ("stencil", "adaptive", "early_exit", "trajectory", "appended_to_held")  # numba compiles dominate
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +159,7 @@ def test_plain_python_runs_unchanged(plain):
     ("bad_fraction", "not a whole number"),
     ("bad_sequence", "around something other than range"),
     ("bad_outside", "outside a loop header"),
-    ("bad_list", "appends to the list 'hs'"),
+    ("bad_list", "reads the list 'hs' or appends to it in a branch"),
     ("bad_unset", "state 'prev' has no value before the loop"),
     ("bad_nested", "inside another loop or a branch"),
 ])

@@ -266,6 +266,13 @@ def loop_ran(plan):
     return plan[_N] > 0
 
 
+@register_jitable
+def truncate(items, length):
+    """Drop the items a list gained after a snapshot kept its length."""
+    while len(items) > length:
+        items.pop()
+
+
 def restored(store, slot):
     """A snapshot's value, a copy of its own for an array (the steps may write into it)."""
     value = store[slot]

@@ -18,9 +18,14 @@ the function is differentiated as a function of its *state*, one step at a time:
 checkpoint_drivers.py writes the two functions the gradient calls in place of the
 loop; runtime/checkpoints.py holds the schedules they follow.
 
+A list from before the loop that each step appends to (at the body's top level, read
+only after the loop) is state too: a snapshot keeps its length, and the step's vjp takes
+the cotangent of each appended item instead of appending it.
+
 Guarantees: a loop is checkpointed only when every name its steps exchange is in the
-state above; a list appended to, a mark inside another loop or a branch, and state with
-no value before the loop are refused with an error naming the user's line and names.
+state above; a list read in the loop or appended to in a branch, a mark inside another
+loop or a branch, and state with no value before the loop are refused with an error
+naming the user's line and names.
 """
 from __future__ import annotations
 
@@ -49,6 +54,8 @@ class Checkpoint:
     var: str | None  # a for loop's variable
     bounds: list  # range(start, stop, stride) atoms of a for loop
     brk: str | None  # the break flag of a loop that can break
+    lists: list[str] = field(default_factory=list)  # state lists the body only appends to
+    appended: list[str] = field(default_factory=list)  # differentiated lists, per append
     active_state: list[str] = field(default_factory=list)
     active_invariants: list[str] = field(default_factory=list)
     step_normalized: Normalized | None = None  # the step's vjp, for the reverse passes
@@ -60,7 +67,12 @@ class Checkpoint:
         return self.var is not None and self.brk is None
 
     def cotangents(self) -> list[str]:
-        return [f"_ct_{v}" for v in self.active_state]
+        """The step vjp's cotangent parameters: the differentiated state's, then one per
+        append to a differentiated list (the item's), in the body's order."""
+        return [f"_ct_{v}" for v in self.active_state] + self.item_cotangents()
+
+    def item_cotangents(self) -> list[str]:
+        return [f"_ct_{v}_{j + 1}" for j, v in enumerate(self.appended)]
 
     def step_params(self) -> list[str]:
         return self.state + self.invariants + ([self.var] if self.var else [])
@@ -106,11 +118,12 @@ def _plan(norm: Normalized, k: int, base: str, active) -> Checkpoint:
     assigned = {n.id for s in body for n in gast.walk(s)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     tested = {loop.test.id} if isinstance(loop, gast.While) else set()
-    written = _written(norm, loop, body, before)
+    written = _written(body, before)
+    lists = _lists(norm, loop, body, before)
     inner = {n.target.id for s in body for n in gast.walk(s) if isinstance(n, gast.For)}
     state = [v for v in mentioned if v in assigned and (
         (upward_exposed(v, body) and v not in inner) or v in after or v in tested or v == brk)]
-    state += [v for v in written if v not in state]
+    state += [v for v in written + lists if v not in state]
     for v in state:
         if v not in before:
             _refuse(norm, loop, f"a checkpointed loop whose state {_user(norm, v)!r} has no "
@@ -118,10 +131,13 @@ def _plan(norm: Normalized, k: int, base: str, active) -> Checkpoint:
                     "(each step starts from the state the step before left)")
     var = loop.target.id if isinstance(loop, gast.For) else None
     invariants = [v for v in mentioned if v in before and v not in assigned
-                  and v not in written and v != var]
+                  and v not in written and v not in lists and v != var]
     plan = Checkpoint(loop, base, loop.srcgrad_checkpoint, state, invariants, var,
                       list(loop.iter.args) if var else [], brk)
-    plan.active_state = [v for v in state if v in active]
+    plan.lists = lists
+    plan.appended = [s.value.func.value.id for s in body if is_append(s)
+                     and s.value.func.value.id in lists and s.value.func.value.id in active]
+    plan.active_state = [v for v in state if v in active and v not in lists]
     plan.active_invariants = [v for v in invariants if v in active]
     plan.step_normalized = _step_normalized(norm, plan, body)
     return plan
@@ -135,15 +151,30 @@ def step_body(loop) -> list:
     return loop.body
 
 
-def _written(norm, loop, body, before) -> list[str]:
+def _lists(norm, loop, body, before) -> list[str]:
+    """Lists from before the loop that the body appends to: each step appends the same
+    number of items (every append is a statement of the body itself, not of a branch or
+    inner loop), and the body reads the list nowhere else; refused otherwise."""
     out = []
     for stmt in gast.walk(gast.Module(body=body, type_ignores=[])):
-        if is_append(stmt):
+        if is_append(stmt) and stmt.value.func.value.id in before:
             receiver = stmt.value.func.value.id
-            if receiver in before:
-                _refuse(norm, loop, f"a checkpointed loop that appends to the list "
-                        f"{_user(norm, receiver)!r}", "collect the values in an array "
-                        "allocated before the loop (y[i] = v), or do not checkpoint this loop")
+            mentions = [n for s in body for n in gast.walk(s)
+                        if isinstance(n, gast.Name) and n.id == receiver]
+            appends = [s for s in body if is_append(s) and s.value.func.value.id == receiver]
+            if not any(s is stmt for s in body) or len(mentions) != len(appends):
+                _refuse(norm, loop, f"a checkpointed loop that reads the list "
+                        f"{_user(norm, receiver)!r} or appends to it in a branch or an inner "
+                        "loop", "append once per step at the loop's top level and read the "
+                        "list after the loop, or collect the values in an array (y[i] = v)")
+            if receiver not in out:
+                out.append(receiver)
+    return out
+
+
+def _written(body, before) -> list[str]:
+    out = []
+    for stmt in gast.walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
             base = stmt.targets[0].value.id
             if base in before and base not in out:
@@ -152,15 +183,23 @@ def _written(norm, loop, body, before) -> list[str]:
 
 
 def _step_normalized(norm: Normalized, plan: Checkpoint, body: list) -> Normalized | None:
-    """The normalized step with output `sum(_ct_v * v)` over the differentiated state."""
-    if not plan.active_state:
+    """The normalized step with output `sum(_ct_v * v)` over the differentiated state and
+    the items appended to differentiated lists (which it no longer appends)."""
+    if not plan.active_state and not plan.appended:
         return None
-    stmts = copy.deepcopy(body)
+    stmts, items = [], []
+    for stmt in copy.deepcopy(body):
+        if is_append(stmt) and stmt.value.func.value.id in plan.lists:
+            if stmt.value.func.value.id in plan.appended:
+                items.append(stmt.value.args[0])
+            continue
+        stmts.append(stmt)
     norm.resolved.callees.setdefault("cotangent_dot", checkpoints.cotangent_dot)
     total = None
-    for j, (v, ct) in enumerate(zip(plan.active_state, plan.cotangents())):
+    for j, (v, ct) in enumerate(zip([name(v) for v in plan.active_state] + items,
+                                    plan.cotangents())):
         term = f"_sg_dot{j + 1}"
-        stmts.append(gast.copy_location(assign(term, call("cotangent_dot", name(v), name(ct))),
+        stmts.append(gast.copy_location(assign(term, call("cotangent_dot", v, name(ct))),
                                         plan.loop))
         if total is None:
             total = term

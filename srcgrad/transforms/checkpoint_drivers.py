@@ -3,20 +3,23 @@
 - `f__loopK_forward(state..., invariants..., start, stop, stride)` runs the loop as
   written, calling `f__loopK_step`, and keeps the state before the steps its plan picks
   (runtime/checkpoints.py: revolve when the trip count is known, online otherwise). It
-  returns the state after the loop, the plan and one snapshot store per state name.
-- `f__loopK_backward(forward's tuple, invariants..., start, stride, _adj_<v>...)` follows
-  the plan: advance without recording, keep a snapshot, restore one, or record one step
-  and reverse it at once (`f__loopK_step_vjp`). It returns the state before the loop,
+  returns the state after the loop, the plan and a tuple of one snapshot store per
+  state name.
+- `f__loopK_backward(forward's tuple, its stores, invariants..., start, stride,
+  _adj_<v>...)` follows the plan: advance without recording, keep a snapshot, restore
+  one, or record one step and reverse it at once (`f__loopK_step_vjp`). It returns the state before the loop,
   the cotangents of the differentiated state before the loop, and those of the
   differentiated invariants summed over the steps.
 
-In the gradient, the loop becomes `_cpK = f__loopK_forward(...)` and the state names
-read from it; the backward sweep calls `f__loopK_backward`, puts the state back as it was
-before the loop (what the backward code of the statements before it reads) and takes the
-cotangents. Snapshot stores of numbers hold float64 unless the name certainly holds an
+In the gradient, the loop becomes `_cpK = f__loopK_forward(...)`, the state names read
+from it and `_snapK`, its snapshot stores (what the tape report counts); the backward
+sweep calls `f__loopK_backward`, puts the state back as it was before the loop (what the
+backward code of the statements before it reads) and takes the cotangents. Snapshot stores of numbers hold float64 unless the name certainly holds an
 int (a counter keeps its type); an array's keep its dtype.
 """
 from __future__ import annotations
+
+import copy
 
 import gast
 
@@ -39,6 +42,8 @@ def forward_statements(plan: Checkpoint) -> list:
     out = [gast.copy_location(assign(held, call(f"{plan.base}_forward", *args)), plan.loop)]
     for j, v in enumerate(plan.state):
         out.append(gast.copy_location(assign(v, _item(held, j)), plan.loop))
+    snaps = held.replace("_cp", "_snap")  # the tape report counts what `_snap...` holds
+    out.append(gast.copy_location(assign(snaps, _item(held, len(plan.state) + 1)), plan.loop))
     return out
 
 
@@ -47,14 +52,18 @@ def backward_statements(plan: Checkpoint, accumulate) -> list:
     the state's cotangents set and the invariants' accumulated (by `accumulate`)."""
     k = plan.base.rsplit("loop", 1)[1]
     held, got = f"_cp{k}", f"_cpg{k}"
-    args = ([name(held)] + [name(v) for v in plan.invariants] + _bounds(plan, 2)
-            + [name(adj(v)) for v in plan.active_state])
+    args = ([name(held), name(f"_snap{k}")] + [name(v) for v in plan.invariants]
+            + _bounds(plan, 2) + [name(adj(v)) for v in plan.active_state]
+            + [name(adj(v)) for v in dict.fromkeys(plan.appended)])
     out = [assign(got, call(f"{plan.base}_backward", *args))]
     for j, v in enumerate(plan.state):
         out.append(assign(v, _item(got, j)))
     j = len(plan.state)
     for v in plan.active_state:
         out.append(assign(adj(v), call("zeros_plus", name(v), _item(got, j))))
+        j += 1
+    for v in dict.fromkeys(plan.appended):  # the items' cotangents the steps took popped
+        out.append(assign(adj(v), _item(got, j)))
         j += 1
     for v in plan.active_invariants:
         out.append(accumulate(v, _item(got, j)))
@@ -66,9 +75,10 @@ def _bounds(plan: Checkpoint, count: int) -> list:
     """start, stop, stride (or start, stride) of a for loop's range; nothing for a while."""
     if plan.var is None:
         return []
-    args = [gast.Constant(value=v, kind=None) if isinstance(v, int) else v for v in (
-        [0, plan.bounds[0], 1] if len(plan.bounds) == 1 else
-        [plan.bounds[0], plan.bounds[1], plan.bounds[2] if len(plan.bounds) > 2 else 1])]
+    given = plan.bounds
+    args = [gast.Constant(value=v, kind=None) if isinstance(v, int) else copy.deepcopy(v)
+            for v in ([0, given[0], 1] if len(given) == 1 else
+                      [given[0], given[1], given[2] if len(given) > 2 else 1])]
     return args if count == 3 else [args[0], args[2]]
 
 
@@ -90,13 +100,13 @@ def _forward_source(plan: Checkpoint, line: str, integers) -> str:
     params = _joined(state + plan.invariants + (["_start", "_stop", "_stride"] if plan.var
                                                  else []))
     step_args = _joined(state + plan.invariants + (["_start + _k * _stride"] if plan.var else []))
-    stores = "\n".join(f"    _snap_{v} = {'tape_like' if v in integers else 'tape_array'}"
-                       f"({v}, {s})" for v in state)
-    keep = "\n".join(f"            record_at(_snap_{v}, _slot, {v})" for v in state)
+    stores = "\n".join(f"    _snap_{v} = {'tape_like' if v in integers or v in plan.lists else 'tape_array'}"
+                       f"({_held(plan, v)}, {s})" for v in state)
+    keep = "\n".join(f"            record_at(_snap_{v}, _slot, {_held(plan, v)})" for v in state)
     how = ("revolve: the trip count is known" if plan.counted
            else "online: the trip count is known only at the end")
     if plan.budget is not None:
-        sizes = " + ".join(f"state_bytes({v})" for v in state)
+        sizes = " + ".join(f"state_bytes({_held(plan, v)})" for v in state)
         steps = "_steps" if plan.var is not None else "-1"
         loc = line.rsplit("(", 1)[-1].rstrip(")")
         limit, loops = plan.budget
@@ -125,29 +135,25 @@ def _forward_source(plan: Checkpoint, line: str, integers) -> str:
             f"            _slot = take_slot(_plan, _k)\n{keep}\n"
             f"        {_unpack(state)} = {plan.base}_step({step_args})\n{tail}"
             f"    finish_plan(_plan, _done)\n"
-            f"    return {_joined(state + ['_plan'] + [f'_snap_{v}' for v in state])}\n")
+            f"    return {_joined(state + ['_plan'])}, ({_unpack([f'_snap_{v}' for v in state])})\n")
 
 
 def _backward_source(plan: Checkpoint, line: str) -> str:
     state, n = plan.state, len(plan.state)
-    cts = [adj(v) for v in plan.active_state]
-    params = _joined(["_cp"] + plan.invariants + (["_start", "_stride"] if plan.var else [])
-                     + cts)
+    lists = [adj(v) for v in dict.fromkeys(plan.appended)]
+    cts = [adj(v) for v in plan.active_state] + lists
+    params = _joined(["_cp", "_snaps"] + plan.invariants + (["_start", "_stride"] if plan.var
+                                                             else []) + cts)
     at = "_start + {} * _stride" if plan.var else None
     step_args = _joined(state + plan.invariants + ([at.format("_k")] if at else []))
-    vjp_args = _joined(state + plan.invariants + ([at.format("_arg")] if at else []) + cts)
     unpack = "\n".join(f"    {v} = _cp[{j}]" for j, v in enumerate(state))
-    stores = "\n".join(f"    _snap_{v} = _cp[{n + 1 + j}]" for j, v in enumerate(state))
+    stores = "\n".join(f"    _snap_{v} = _snaps[{j}]" for j, v in enumerate(state))
     zeros = "".join(f"    {adj(v)} = zeros_like({v})\n" for v in plan.active_invariants)
-    keep = "\n".join(f"            record_at(_snap_{v}, _arg, {v})" for v in state)
-    back = "\n".join(f"            {v} = restored(_snap_{v}, _arg)" for v in state)
-    first = "\n".join(f"        {v} = restored(_snap_{v}, _first)" for v in state)
+    keep = "\n".join(f"            record_at(_snap_{v}, _arg, {_held(plan, v)})" for v in state)
+    back = "\n".join(_restore(plan, v, "_arg", "            ") for v in state)
+    first = "\n".join(_restore(plan, v, "_first", "        ") for v in state)
     grads = cts + [adj(v) for v in plan.active_invariants]
-    taken = "\n".join(
-        f"            {g} = _g[{j}]" if j < len(cts) else f"            {g} = {g} + _g[{j}]"
-        for j, g in enumerate(grads)) or "            pass"
-    step = (f"            _out, _g = {plan.base}_step_vjp({vjp_args})\n{taken}\n"
-            if cts else "            pass\n")
+    step = _step_back(plan) if cts else "            pass\n"
     return (f"def {plan.base}_backward({params}):\n"
             f"    '# checkpointed backward sweep of: {line}'\n"
             f"    '# follows the schedule: restore a snapshot, advance without recording, or "
@@ -166,6 +172,34 @@ def _backward_source(plan: Checkpoint, line: str) -> str:
             f"    if loop_ran(_plan):\n        '# the state before the loop'\n"
             f"        _first = first_slot(_plan)\n{first}\n"
             f"    return {_joined(state + grads)}\n")
+
+
+def _held(plan: Checkpoint, v: str) -> str:
+    """What a snapshot of state v keeps: a list's length (its items are never changed),
+    else the value."""
+    return f"len({v})" if v in plan.lists else v
+
+
+def _restore(plan: Checkpoint, v: str, slot: str, indent: str) -> str:
+    if v in plan.lists:
+        return f"{indent}truncate({v}, _snap_{v}[{slot}])"
+    return f"{indent}{v} = restored(_snap_{v}, {slot})"
+
+
+def _step_back(plan: Checkpoint) -> str:
+    """STEP: the appended items' cotangents popped (last first), then the step's vjp."""
+    at = ["_start + _arg * _stride"] if plan.var else []
+    items = plan.item_cotangents()
+    pops = "".join(f"            {ct} = {adj(v)}.pop()\n"
+                   for v, ct in reversed(list(zip(plan.appended, items))))
+    args = _joined(plan.state + plan.invariants + at + [adj(v) for v in plan.active_state]
+                   + items)
+    taken = "".join(f"            {adj(v)} = _g[{j}]\n" for j, v in enumerate(plan.active_state))
+    j0 = len(plan.active_state)
+    taken += "".join(f"            {adj(v)} = {adj(v)} + _g[{j0 + j}]\n"
+                     for j, v in enumerate(plan.active_invariants))
+    call_ = f"            _out, _g = {plan.base}_step_vjp({args})\n"
+    return pops + call_ + (taken or "            pass\n")
 
 
 class _Comments(gast.NodeTransformer):
