@@ -7,9 +7,11 @@ A 1-d stencil with a `--state`-point state. Each measurement runs in a fresh pro
 (bench/measure.py: peak growth of the resident set during one gradient call; medians of
 `--repeat` calls): the unbounded gradient and the checkpointed one at `--steps` steps
 (both fit), the checkpointed one alone at `--long` steps (unbounded, it would record
-about 8 KB per step). Reported: peak memory, time, the checkpointed/unbounded time ratio,
-and the recompute factor (steps run in all, forward sweep, recomputation and the
-recorded steps, per step of the loop). Results go to bench/results/checkpoint.md.
+about 8 KB per step); then a while loop whose trip count depends on the data, unbounded
+and checkpointed (the online schedule). Reported: peak memory, time, the
+checkpointed/unbounded time ratio, and the recompute factor (steps run in all, forward
+sweep, recomputation and the recorded steps, per step of the loop). Results go to
+bench/results/checkpoint.md.
 """
 from __future__ import annotations
 
@@ -43,6 +45,30 @@ def heat_checkpointed(u, n):
     return np.sum(u * u)
 
 
+def settle(u, rate):
+    """A data-dependent while loop: explicit steps whose size shrinks with the state's
+    change, until t = 1 (the trip count is known only at the end)."""
+    t = 0.0
+    while t < 1.0:
+        lap = np.zeros_like(u)
+        lap[1:-1] = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        h = 1e-5 * (1.0 + 0.1 * np.tanh(np.sum(lap * lap)))
+        u = u + h * rate * np.sin(lap)
+        t = t + h
+    return np.sum(u * u)
+
+
+def settle_checkpointed(u, rate):
+    t = 0.0
+    while srcgrad.checkpointed(t < 1.0, snapshots=SNAPSHOTS):
+        lap = np.zeros_like(u)
+        lap[1:-1] = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        h = 1e-5 * (1.0 + 0.1 * np.tanh(np.sum(lap * lap)))
+        u = u + h * rate * np.sin(lap)
+        t = t + h
+    return np.sum(u * u)
+
+
 def recompute_factor(n: int, s: int) -> float:
     """Steps a checkpointed gradient runs per step of the loop (runtime/checkpoints.py)."""
     from srcgrad.runtime import checkpoints as plans
@@ -62,12 +88,14 @@ def recompute_factor(n: int, s: int) -> float:
 def _worker(kind: str, state: int, steps: int, repeat: int) -> dict:
     from bench.measure import peak_growth, steady_allocator, timed
     steady_allocator()
-    func = heat_checkpointed if kind == "checkpointed" else heat
+    func = {"unbounded": heat, "checkpointed": heat_checkpointed, "while": settle,
+            "while-checkpointed": settle_checkpointed}[kind]
     gradient = srcgrad.grad(func)
     u = np.random.default_rng(0).normal(size=state) * 0.1
-    gradient(u, 10)  # compile
-    peak = peak_growth(lambda: gradient(u, steps))
-    times = sorted(timed(lambda: gradient(u, steps))[0] for _ in range(repeat))
+    gradient(u, 10 if "while" not in kind else 1e-6)  # compile (a while loop of 0 steps)
+    arg = steps if "while" not in kind else 1.0
+    peak = peak_growth(lambda: gradient(u, arg))
+    times = sorted(timed(lambda: gradient(u, arg))[0] for _ in range(repeat))
     return {"kind": kind, "steps": steps, "peak": peak, "seconds": times[len(times) // 2]}
 
 
@@ -89,7 +117,8 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--long", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--worker", choices=["unbounded", "checkpointed"])
+    parser.add_argument("--worker", choices=["unbounded", "checkpointed", "while",
+                                             "while-checkpointed"])
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(_worker(args.worker, args.state, args.steps, args.repeat)))
@@ -97,17 +126,28 @@ def main(argv=None) -> None:
     plain = _measure("unbounded", args.state, args.steps, args.repeat)
     short = _measure("checkpointed", args.state, args.steps, args.repeat)
     long = _measure("checkpointed", args.state, args.long, 1)
+    settled = _measure("while", args.state, 0, args.repeat)
+    online = _measure("while-checkpointed", args.state, 0, args.repeat)
     lines = [
         f"# Checkpointed stencil gradient ({args.state}-point state, {SNAPSHOTS} snapshots)",
         "",
         "| gradient | steps | peak memory | time | time / unbounded | recompute factor |",
         "|---|---|---|---|---|---|",
-        f"| unbounded | {args.steps:,} | {_mb(plain['peak'])} | {plain['seconds']:.2f} s | 1 | 1 |",
+        f"| unbounded | {args.steps:,} | {_mb(plain['peak'])} | {plain['seconds']:.2f} s "
+        "| 1 | 1 |",
         f"| checkpointed | {args.steps:,} | {_mb(short['peak'])} | {short['seconds']:.2f} s | "
         f"{short['seconds'] / plain['seconds']:.2f} | "
         f"{recompute_factor(args.steps, SNAPSHOTS):.2f} |",
         f"| checkpointed | {args.long:,} | {_mb(long['peak'])} | {long['seconds']:.2f} s | | "
         f"{recompute_factor(args.long, SNAPSHOTS):.2f} |",
+        f"| while, unbounded | 100,000 | {_mb(settled['peak'])} | {settled['seconds']:.2f} s "
+        "| 1 | 1 |",
+        f"| while, checkpointed (online) | 100,000 | {_mb(online['peak'])} | "
+        f"{online['seconds']:.2f} s | {online['seconds'] / settled['seconds']:.2f} | |",
+        "",
+        "The while loop (`settle`) takes steps of h = 1e-5 (1 + tanh(|lap|^2) / 10) until "
+        "t = 1: its trip count (about 10^5) is known only at the end, so its snapshots follow the "
+        "online schedule.",
         "",
         "Peak memory: growth of the resident set during one gradient call, each row in a "
         "fresh process; time: median of the calls (one at the longest size). The recompute "

@@ -198,3 +198,9 @@ def appended_to_held(x, n):
     for h in hs:
         s = s + np.sum(h * h)
     return s + hs[1][1]
+
+
+def bad_variable_after(u, n):
+    for i in srcgrad.checkpointed(range(n), snapshots=2):
+        u = u * 1.1
+    return np.sum(u) * i

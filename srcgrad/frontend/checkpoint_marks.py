@@ -3,9 +3,9 @@
 `for i in srcgrad.checkpointed(range(n), snapshots=20):` becomes `for i in range(n):`
 and `while srcgrad.checkpointed(test, snapshots=20):` becomes `while test:`, each loop
 node carrying `srcgrad_checkpoint` (its snapshot count, or a `Budget` of bytes when
-`srcgrad.grad(f, memory_limit=...)` asks srcgrad to choose the loops and counts). Normalize keeps the mark on the
-loop it emits; reverse mode checkpoints a marked loop (transforms/checkpoint.py), forward
-mode needs no tape and ignores the mark.
+`srcgrad.grad(f, memory_limit=...)` asks srcgrad to choose the loops and counts).
+Normalize keeps the mark on the loop it emits; reverse mode checkpoints a marked loop
+(transforms/checkpoint.py), forward mode needs no tape and ignores the mark.
 
 Guarantees: every use of the marker is either stripped this way or refused with an error
 naming the user's line: a marker that is not a for loop's iterable or a while loop's

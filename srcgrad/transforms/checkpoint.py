@@ -130,6 +130,10 @@ def _plan(norm: Normalized, k: int, base: str, active) -> Checkpoint:
                     "value before the loop", f"give {_user(norm, v)} a value before the loop "
                     "(each step starts from the state the step before left)")
     var = loop.target.id if isinstance(loop, gast.For) else None
+    if var is not None and var in after:
+        _refuse(norm, loop, f"reading the variable {_user(norm, var)!r} of a checkpointed loop "
+                "after it", f"keep the value you need in a name of your own inside the loop "
+                f"(last = {_user(norm, var)}), given a value before it")
     invariants = [v for v in mentioned if v in before and v not in assigned
                   and v not in written and v not in lists and v != var]
     plan = Checkpoint(loop, base, loop.srcgrad_checkpoint, state, invariants, var,

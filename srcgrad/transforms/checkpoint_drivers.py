@@ -7,15 +7,16 @@
   state name.
 - `f__loopK_backward(forward's tuple, its stores, invariants..., start, stride,
   _adj_<v>...)` follows the plan: advance without recording, keep a snapshot, restore
-  one, or record one step and reverse it at once (`f__loopK_step_vjp`). It returns the state before the loop,
-  the cotangents of the differentiated state before the loop, and those of the
-  differentiated invariants summed over the steps.
+  one, or record one step and reverse it at once (`f__loopK_step_vjp`). It returns the
+  state before the loop, the cotangents of the differentiated state before the loop, and
+  those of the differentiated invariants summed over the steps.
 
 In the gradient, the loop becomes `_cpK = f__loopK_forward(...)`, the state names read
 from it and `_snapK`, its snapshot stores (what the tape report counts); the backward
 sweep calls `f__loopK_backward`, puts the state back as it was before the loop (what the
-backward code of the statements before it reads) and takes the cotangents. Snapshot stores of numbers hold float64 unless the name certainly holds an
-int (a counter keeps its type); an array's keep its dtype.
+backward code of the statements before it reads) and takes the cotangents. Snapshot
+stores of numbers hold float64 unless the name certainly holds an int (a counter keeps
+its type); an array's keep its dtype; a list's keep its length.
 """
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ def _forward_source(plan: Checkpoint, line: str, integers) -> str:
     params = _joined(state + plan.invariants + (["_start", "_stop", "_stride"] if plan.var
                                                  else []))
     step_args = _joined(state + plan.invariants + (["_start + _k * _stride"] if plan.var else []))
-    stores = "\n".join(f"    _snap_{v} = {'tape_like' if v in integers or v in plan.lists else 'tape_array'}"
+    exact = set(integers) | set(plan.lists)  # the rest may hold a float after a step
+    stores = "\n".join(f"    _snap_{v} = {'tape_like' if v in exact else 'tape_array'}"
                        f"({_held(plan, v)}, {s})" for v in state)
     keep = "\n".join(f"            record_at(_snap_{v}, _slot, {_held(plan, v)})" for v in state)
     how = ("revolve: the trip count is known" if plan.counted
@@ -135,7 +137,8 @@ def _forward_source(plan: Checkpoint, line: str, integers) -> str:
             f"            _slot = take_slot(_plan, _k)\n{keep}\n"
             f"        {_unpack(state)} = {plan.base}_step({step_args})\n{tail}"
             f"    finish_plan(_plan, _done)\n"
-            f"    return {_joined(state + ['_plan'])}, ({_unpack([f'_snap_{v}' for v in state])})\n")
+            f"    return {_joined(state + ['_plan'])}, "
+            f"({_unpack(['_snap_' + v for v in state])})\n")
 
 
 def _backward_source(plan: Checkpoint, line: str) -> str:
