@@ -195,3 +195,13 @@ def test_memory_limit_sizes():
     for bad in ("lots", "12 parsecs", 0, True):
         with pytest.raises((ValueError, TypeError), match="memory_limit"):
             parse_memory_limit(bad)
+
+
+def test_tape_report_counts_snapshots_and_a_step():
+    report = srcgrad.grad(M.stencil, jit=False).tape_report(np.ones(6), 11)
+    assert report.total == 0 and report.snapshots == 3 * 6 * 8  # 3 snapshots of u
+    report = srcgrad.grad(M.nested, wrt=(0, 1), jit=False).tape_report(np.ones(4), 0.6, 7)
+    assert report.snapshots == 2 * 4 * 8
+    (step,) = report.steps  # the inner loop's tape, 3 iterations recording u and a temporary
+    assert step.where.endswith("checkpoint_models.py:75") and step.total == 192
+    assert "one step records 192 B while it is reversed" in str(report)

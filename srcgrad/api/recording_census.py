@@ -56,6 +56,7 @@ class Census:
     sites: dict = field(default_factory=dict)  # generated line -> SiteCount
     turns: dict = field(default_factory=dict)  # generated line of an outermost loop -> count
     snapshots: int = 0  # bytes of checkpointed loops' snapshots (snapshot_bytes)
+    held: dict = field(default_factory=dict)  # the function's locals when its sweep ends
     live: int = 0
     peak: int = 0
 
@@ -250,11 +251,13 @@ class _Instrument(ast.NodeTransformer):
     visit_For = visit_While = _loop
 
 
-def census(program, inputs: list) -> Census:
+def census(program, inputs: list, function: str | None = None) -> Census:
     """Run `program`'s forward sweep on `inputs` (the generated function's arguments),
-    counting its recordings."""
+    counting its recordings; or that of the module's generated `function` (a checkpointed
+    loop's step vjp)."""
     emitted = program.emitted
-    func = _Instrument().visit(forward_sweep(emitted.source, emitted.function))
+    function = function or emitted.function
+    func = _Instrument().visit(forward_sweep(emitted.source, function))
     func.body.append(ast.Return(value=ast.Call(func=ast.Name(id="locals", ctx=ast.Load()),
                                                args=[], keywords=[])))
     module = ast.fix_missing_locations(ast.Module(body=[func], type_ignores=[]))
@@ -263,8 +266,9 @@ def census(program, inputs: list) -> Census:
     counter = _Counter(inputs)
     namespace["_sg_census"] = counter
     exec(compile(module, program.compiled.path, "exec"), namespace)
-    held = namespace[emitted.function](*inputs)
+    held = namespace[function](*inputs)
     counter.census.snapshots = snapshot_bytes(held)
+    counter.census.held = held
     return counter.census
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from .arguments import bind_arguments, inputs_of
 from .recording_census import census, forward_sweep, recorded
+from .step_tapes import step_tapes
 from ..pipeline import build
 
 _TEMPORARY = re.compile(r"_t\d+$")
@@ -65,6 +66,7 @@ class TapeReport:
     total: int = 0  # bytes recorded by all sites
     peak: int = 0  # the largest sum of live tape bytes during the forward sweep
     snapshots: int = 0  # bytes of checkpointed loops' snapshots (in `peak` too)
+    steps: list = field(default_factory=list)  # step_tapes.StepTape per checkpointed loop
 
     def __str__(self) -> str:
         return render(self)
@@ -98,6 +100,12 @@ def render(report: TapeReport) -> str:
                f"total {human(report.total)}; peak {human(report.peak)}")
     if report.snapshots:
         out.append(f"checkpoint snapshots {human(report.snapshots)}")
+    for step in report.steps:
+        out.append(f"checkpointed loop {step.where}: one step records {human(step.total)} "
+                   "while it is reversed (in the peak; gone when the step is done)")
+    if report.loops and not report.snapshots:
+        out.append("checkpointing a loop (srcgrad.checkpointed(range(n), snapshots=k)) would "
+                   "hold k copies of its state and one iteration's tape instead")
     out.append("(counted by running the forward sweep once as Python, recording nothing; "
                "bytes are the arrays' data and 8 per number)")
     return "\n".join(out)
@@ -127,8 +135,10 @@ def report_of(program, inputs, function: str, arguments: str) -> TapeReport:
     lines = emitted.source.splitlines()
     func = forward_sweep(emitted.source, emitted.function)
     spell = _Spelling(func)
-    report = TapeReport(function, arguments, peak=counted.peak + counted.snapshots,
-                        snapshots=counted.snapshots)
+    steps = step_tapes(program, counted.held, lambda line: _where(emitted.line_map, line))
+    report = TapeReport(function, arguments, snapshots=counted.snapshots, steps=steps,
+                        peak=counted.peak + counted.snapshots + max(
+                            (s.peak for s in steps), default=0))
     for stmt in sorted((s for s in ast.walk(func) if isinstance(s, ast.stmt)),
                        key=lambda s: s.lineno):
         found = recorded(stmt)
