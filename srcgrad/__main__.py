@@ -90,4 +90,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `python -m srcgrad show f.py:g | head`: the reader left
+        sys.stderr.close()
+        sys.exit(0)
