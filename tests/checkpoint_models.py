@@ -204,3 +204,52 @@ def bad_variable_after(u, n):
     for i in srcgrad.checkpointed(range(n), snapshots=2):
         u = u * 1.1
     return np.sum(u) * i
+
+
+def dead_loop(x, n):  # nothing reads what the loop computes: no state (fuzz)
+    for i in srcgrad.checkpointed(range(n), snapshots=2):
+        s = np.sin(x)
+    return np.sum(x * x)
+
+
+def counter_state(x, n):  # the only state is a counter: no cotangent crosses the loop (fuzz)
+    k = 0
+    for i in srcgrad.checkpointed(range(n), snapshots=2):
+        k = k + 1
+    return np.sum(x * x) * k
+
+
+def reads_a_list(x, n):  # a list from before the loop read in it: its cotangent item by item
+    ws = [x * 1.0, np.cos(x)]
+    for i in srcgrad.checkpointed(range(n), snapshots=2):
+        x = np.sin(x) * ws[i % 2]
+    return np.sum(x) + np.sum(ws[1])
+
+
+def names_reused(x, n):  # i and t assigned again after the loop before any read (fuzz)
+    for i in srcgrad.checkpointed(range(n), snapshots=2):
+        t = np.sin(x)
+        x = x * 0.9 + t
+    for i in range(2):
+        t = x * 0.5
+        x = x + t * i
+    return np.sum(x)
+
+
+def returns_then_loops(x, n):  # the second loop is in desugar's `if not _ret:` (memory_limit)
+    for i in range(n):
+        x = x * 1.1
+        if np.sum(x) > 50.0:
+            return np.sum(x)
+    for i in range(n):
+        x = np.sin(x) + 0.1
+    return np.sum(x * x)
+
+
+def bad_after_return(x, n):
+    for i in range(n):
+        if np.sum(x) > 50.0:
+            return np.sum(x)
+    for i in srcgrad.checkpointed(range(n), snapshots=2):
+        x = np.sin(x)
+    return np.sum(x)

@@ -25,9 +25,13 @@ CASES = {  # model: (arguments, positions differentiated)
     "empty": ((RNG.normal(size=3), 0), (0,)),
     "appended": ((RNG.normal(size=3), 8), (0,)),  # to an empty list: numba cannot type it
     "appended_to_held": ((RNG.normal(size=3), 8), (0,)),
+    "dead_loop": ((RNG.normal(size=3), 4), (0,)),
+    "counter_state": ((RNG.normal(size=3), 4), (0,)),
+    "reads_a_list": ((RNG.normal(size=3), 5), (0,)),
+    "names_reused": ((RNG.normal(size=3), 5), (0,)),
 }
 # numba compiles dominate the run: the rest under Python only
-JITTED = ("stencil", "adaptive", "early_exit", "trajectory", "appended_to_held")
+JITTED = ("stencil", "adaptive", "early_exit", "trajectory", "appended_to_held", "reads_a_list")
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +170,7 @@ def test_plain_python_runs_unchanged(plain):
     ("bad_list", "reads the list 'hs' or appends to it in a branch"),
     ("bad_unset", "state 'prev' has no value before the loop"),
     ("bad_nested", "inside another loop or a branch"),
+    ("bad_after_return", "after a `return` inside a loop or branch"),
     ("bad_variable_after", "reading the variable 'i' of a checkpointed loop after it"),
 ])
 def test_bad_input_names_the_line(model, message):
@@ -205,3 +210,12 @@ def test_tape_report_counts_snapshots_and_a_step():
     (step,) = report.steps  # the inner loop's tape, 3 iterations recording u and a temporary
     assert step.where.endswith("checkpoint_models.py:75") and step.total == 192
     assert "one step records 192 B while it is reversed" in str(report)
+
+
+def test_memory_limit_records_a_loop_after_an_early_return_in_full():
+    x = RNG.normal(size=3)
+    with pytest.warns(srcgrad.SrcgradWarning, match="recorded in full.*after a `return`"):
+        bounded = srcgrad.grad(M.returns_then_loops, memory_limit="1kB", jit=False)
+    assert "returns_then_loops__loop1_forward" in bounded.source  # the first loop
+    np.testing.assert_allclose(bounded(x, 4), srcgrad.grad(M.returns_then_loops, jit=False)(x, 4),
+                               rtol=1e-12)

@@ -23,14 +23,14 @@ from .joining import concatenate_grad, stack_grad, hstack_grad, vstack_grad  # n
 from .gather import add_at, check_write_index  # noqa: F401
 from .linalg import (swap_last_axes, stack_scalar, solve_transposed, solve_outer, tril_half_diag, slogdet_sign,  # noqa: F401
                      slogdet_logabs, linalg_norm_grad, einsum_operand_grad, einsum_single)
-from .checkpoints import (budget_snapshots, checkpointed, cotangent_dot, state_bytes, finish_plan, first_slot, loop_ran,  # noqa: F401
+from .checkpoints import (add_cotangents, budget_snapshots, checkpointed, cotangent_dot, state_bytes, finish_plan, first_slot, loop_ran,  # noqa: F401
                           next_action, online_plan, plan_position, restored, revolve_plan,
                           snapshot_due, take_slot, truncate)
 from . import decompositions as _decompositions, effects as _effects  # noqa: E402
 from . import matrices as _matrices, ordering as _ordering, special as _special  # noqa: E402
 
 __all__ = [
-    "budget_snapshots", "state_bytes", "checkpointed", "cotangent_dot", "finish_plan", "first_slot", "loop_ran", "next_action",
+    "add_cotangents", "budget_snapshots", "state_bytes", "checkpointed", "cotangent_dot", "finish_plan", "first_slot", "loop_ran", "next_action",
     "online_plan", "plan_position", "restored", "revolve_plan", "snapshot_due", "take_slot", "truncate",
     "linked",
     "matrix_inner",

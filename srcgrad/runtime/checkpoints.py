@@ -286,6 +286,27 @@ def _restored(store, slot):
     return lambda store, slot: store[slot]
 
 
+def add_cotangents(total, g):
+    """`total + g` for cotangents: item by item for a list's (whose items' cotangents are its
+    items; `+` would join the lists), updating `total` in place; else a new sum."""
+    if isinstance(total, list):
+        for j in range(len(total)):
+            total[j] = add_cotangents(total[j], g[j])
+        return total
+    return total + g
+
+
+@overload(add_cotangents)
+def _add_cotangents(total, g):
+    if isinstance(total, types.List):
+        def impl(total, g):
+            for j in range(len(total)):
+                total[j] = add_cotangents(total[j], g[j])
+            return total
+        return impl
+    return lambda total, g: total + g
+
+
 def cotangent_dot(x, ct):
     """The sum of x * ct: a checkpointed step's output, whose gradient wrt x is ct."""
     return np.sum(x * ct) if isinstance(x, np.ndarray) else x * ct

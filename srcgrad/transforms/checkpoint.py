@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..analysis.activity import is_append
+from ..analysis.activity import is_append, names_in
 from ..analysis.scopes import upward_exposed
 from ..errors import SrcgradSyntaxError, SrcgradWarning
 from ..frontend.checkpoint_marks import Budget
@@ -86,8 +86,7 @@ def prepare(norm: Normalized, active, function_name: str) -> list[Checkpoint]:
     for k, stmt in enumerate(norm.body):
         for node in gast.walk(stmt):
             if hasattr(node, "srcgrad_checkpoint") and node is not stmt:
-                _refuse(norm, node, "a checkpointed loop inside another loop or a branch",
-                        "checkpoint the outermost loop, at the top of the function")
+                _nested(norm, k, node)
         if hasattr(stmt, "srcgrad_checkpoint"):
             try:
                 plan = _plan(norm, k, f"{function_name}__loop{len(plans) + 1}", active)
@@ -98,6 +97,9 @@ def prepare(norm: Normalized, active, function_name: str) -> list[Checkpoint]:
                               SrcgradWarning, stacklevel=2)
                 del stmt.srcgrad_checkpoint
                 continue
+            if not plan.state:  # no step hands anything on: nothing to keep or recompute
+                del stmt.srcgrad_checkpoint
+                continue
             stmt.srcgrad_plan = plan
             plans.append(plan)
     budgeted = [p for p in plans if isinstance(p.snapshots, Budget)]
@@ -106,30 +108,57 @@ def prepare(norm: Normalized, active, function_name: str) -> list[Checkpoint]:
     return plans
 
 
+def _nested(norm: Normalized, k: int, loop) -> None:
+    """A marked loop below the top of the function (in statement k): refused, or with a
+    memory_limit's mark, recorded in full with a warning."""
+    what, hint = "a checkpointed loop inside another loop or a branch", (
+        "checkpoint the outermost loop, at the top of the function")
+    if _after_return(norm, k):
+        what, hint = "a checkpointed loop after a `return` inside a loop or branch above " \
+            "it", "keep the value in a name and return it after the checkpointed loop"
+    try:
+        _refuse(norm, loop, what, hint)
+    except SrcgradSyntaxError as exc:
+        if not isinstance(loop.srcgrad_checkpoint, Budget):
+            raise
+        warnings.warn(f"srcgrad: memory_limit: this loop is recorded in full: {exc}",
+                      SrcgradWarning, stacklevel=3)
+        del loop.srcgrad_checkpoint
+
+
+def _after_return(norm: Normalized, k: int) -> bool:
+    """Whether statement k is desugar's `if not _ret:` around the rest of the function,
+    after a `return` in a branch or loop."""
+    guard = norm.body[k]
+    return isinstance(guard, gast.If) and isinstance(guard.test, gast.Name) and any(
+        isinstance(s, gast.Assign) and getattr(s.targets[0], "id", None) == guard.test.id
+        and isinstance(s.value, gast.UnaryOp) and isinstance(s.value.op, gast.Not)
+        and names_in(s.value) == ["_ret"] for s in norm.body[:k])
+
+
 def _plan(norm: Normalized, k: int, base: str, active) -> Checkpoint:
     loop = norm.body[k]
     body = step_body(loop)
     brk = loop.body[-1].test.id if body is not loop.body else None
     before = set(norm.inputs) | {n.id for s in norm.body[:k] for n in gast.walk(s)
                                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    after = {n.id for s in norm.body[k + 1:] for n in gast.walk(s) if isinstance(n, gast.Name)}
     mentioned = list(dict.fromkeys(n.id for s in body for n in gast.walk(s)
                                    if isinstance(n, gast.Name)))
+    var = loop.target.id if isinstance(loop, gast.For) else None
+    after = {v for v in mentioned + [var] if v is not None and _exposed(v, norm.body[k + 1:])}
     assigned = {n.id for s in body for n in gast.walk(s)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     tested = {loop.test.id} if isinstance(loop, gast.While) else set()
     written = _written(body, before)
     lists = _lists(norm, loop, body, before)
-    inner = {n.target.id for s in body for n in gast.walk(s) if isinstance(n, gast.For)}
     state = [v for v in mentioned if v in assigned and (
-        (upward_exposed(v, body) and v not in inner) or v in after or v in tested or v == brk)]
+        _exposed(v, body) or v in after or v in tested or v == brk)]
     state += [v for v in written + lists if v not in state]
     for v in state:
         if v not in before:
             _refuse(norm, loop, f"a checkpointed loop whose state {_user(norm, v)!r} has no "
                     "value before the loop", f"give {_user(norm, v)} a value before the loop "
                     "(each step starts from the state the step before left)")
-    var = loop.target.id if isinstance(loop, gast.For) else None
     if var is not None and var in after:
         _refuse(norm, loop, f"reading the variable {_user(norm, var)!r} of a checkpointed loop "
                 "after it", f"keep the value you need in a name of your own inside the loop "
@@ -145,6 +174,25 @@ def _plan(norm: Normalized, k: int, base: str, active) -> Checkpoint:
     plan.active_invariants = [v for v in invariants if v in active]
     plan.step_normalized = _step_normalized(norm, plan, body)
     return plan
+
+
+def _exposed(v: str, stmts: list) -> bool:
+    """Whether `stmts` may read v before assigning it. An inner or later loop over v
+    (`for v in range(m):`) assigns v before its body reads it: it neither reads v nor,
+    since it may run no step, surely assigns it (scopes.upward_exposed counts a loop's
+    variable as read)."""
+    if any(_over(n, v) for s in stmts for n in gast.walk(s)):
+        stmts = copy.deepcopy(stmts)
+        for loop in [n for s in stmts for n in gast.walk(s) if _over(n, v)]:
+            loop.target = name("_sg_loop_var", store=True)
+            loop.body.insert(0, assign(v, name("_sg_loop_var")))
+    return upward_exposed(v, stmts)
+
+
+def _over(node, v: str) -> bool:
+    """`node` is `for v in ...:` with a header that does not read v."""
+    return (isinstance(node, gast.For) and isinstance(node.target, gast.Name)
+            and node.target.id == v and v not in names_in(node.iter))
 
 
 def step_body(loop) -> list:

@@ -48,9 +48,10 @@ def forward_statements(plan: Checkpoint) -> list:
     return out
 
 
-def backward_statements(plan: Checkpoint, accumulate) -> list:
+def backward_statements(plan: Checkpoint) -> list:
     """The backward sweep's call of `f__loopK_backward`, the state before the loop put back,
-    the state's cotangents set and the invariants' accumulated (by `accumulate`)."""
+    the state's cotangents set and the invariants' accumulated (`add_cotangents`: a list's
+    item by item)."""
     k = plan.base.rsplit("loop", 1)[1]
     held, got = f"_cp{k}", f"_cpg{k}"
     args = ([name(held), name(f"_snap{k}")] + [name(v) for v in plan.invariants]
@@ -67,7 +68,7 @@ def backward_statements(plan: Checkpoint, accumulate) -> list:
         out.append(assign(adj(v), _item(got, j)))
         j += 1
     for v in plan.active_invariants:
-        out.append(accumulate(v, _item(got, j)))
+        out.append(assign(adj(v), call("add_cotangents", name(adj(v)), _item(got, j))))
         j += 1
     return out
 
@@ -174,7 +175,7 @@ def _backward_source(plan: Checkpoint, line: str) -> str:
             f"        else:\n            break\n"
             f"    if loop_ran(_plan):\n        '# the state before the loop'\n"
             f"        _first = first_slot(_plan)\n{first}\n"
-            f"    return {_joined(state + grads)}\n")
+            f"    return ({_unpack(state + grads)})\n")
 
 
 def _held(plan: Checkpoint, v: str) -> str:
@@ -199,7 +200,7 @@ def _step_back(plan: Checkpoint) -> str:
                    + items)
     taken = "".join(f"            {adj(v)} = _g[{j}]\n" for j, v in enumerate(plan.active_state))
     j0 = len(plan.active_state)
-    taken += "".join(f"            {adj(v)} = {adj(v)} + _g[{j0 + j}]\n"
+    taken += "".join(f"            {adj(v)} = add_cotangents({adj(v)}, _g[{j0 + j}])\n"
                      for j, v in enumerate(plan.active_invariants))
     call_ = f"            _out, _g = {plan.base}_step_vjp({args})\n"
     return pops + call_ + (taken or "            pass\n")

@@ -128,7 +128,7 @@ class _Reverser(Contributions):
             return [gast.copy_location(gast.If(test=stmt.test, body=body or [gast.Pass()],
                                                orelse=orelse), stmt)]
         if hasattr(stmt, "srcgrad_plan"):  # a checkpointed loop: checkpoint_drivers.py
-            return backward_statements(stmt.srcgrad_plan, self.accumulate)
+            return backward_statements(stmt.srcgrad_plan)
         if isinstance(stmt, gast.For):
             return self.for_loop(stmt)
         if isinstance(stmt, gast.While):

@@ -33,13 +33,17 @@ import time
 
 import numpy as np
 
+from . import checkpointed
 from .programs import random_program
 
 FAILING = ("wrong_value", "wrong_gradient", "crash")
 
 
-def draw(seed, k, jit_fraction):
-    program = random_program(random.Random(f"{seed}:{k}"))
+def draw(seed, k, jit_fraction, checkpoint=False):
+    if checkpoint:  # its loops marked srcgrad.checkpointed (checkpointed.py)
+        program = checkpointed.draw(seed, k)
+    else:
+        program = random_program(random.Random(f"{seed}:{k}"))
     jit = random.Random(f"{seed}:{k}:jit").random() < jit_fraction
     return program, jit
 
@@ -73,7 +77,8 @@ def worker_main():
     for line in sys.stdin:
         job = json.loads(line)
         try:
-            r = run(job["source"], job["fname"], [decode(a) for a in job["args"]], job["wrt"], job["jit"])
+            given = (job["source"], job["fname"], [decode(a) for a in job["args"]], job["wrt"], job["jit"])
+            r = checkpointed.run(*given, plain=job["plain"]) if "plain" in job else run(*given)
             out = {"outcome": r.outcome, "message": r.message, "details": r.details, "notes": r.notes}
         except BaseException as exc:  # the oracle itself failed: report it as a crash
             out = {"outcome": "crash", "message": f"oracle: {type(exc).__name__}: {exc}"[:300],
@@ -158,19 +163,21 @@ def campaign(args):
             if k is None:
                 worker.stop()
                 return
-            program, jit = draw(args.seed, k, args.jit_fraction)
+            program, jit = draw(args.seed, k, args.jit_fraction, args.checkpoint)
             if args.jit is not None:
                 jit = args.jit
             job = {"source": program.source, "fname": program.fname,
                    "args": [encode(a) for a in program.args], "wrt": list(program.wrt), "jit": jit}
+            if args.checkpoint:
+                job["plain"] = program.plain
             r = worker.run(job, args.timeout, args.restart_every)
             with lock:
                 counts[r["outcome"]] += 1
                 by_jit[(jit, r["outcome"])] += 1
                 key = normalize(r["message"])
-                if r["outcome"] == "clear_error":
-                    clear[key] += 1
-                    examples.setdefault(("clear_error", key), k)
+                if r["outcome"] in ("clear_error", "refused"):
+                    clear[key if r["outcome"] == "clear_error" else f"refused: {key}"] += 1
+                    examples.setdefault((r["outcome"], key), k)
                 if r["outcome"] == "crash":
                     crashes[key] += 1
                 for note in r["notes"]:
@@ -233,6 +240,8 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--restart-every", type=int, default=200)
     p.add_argument("--progress", type=int, default=100)
+    p.add_argument("--checkpoint", action="store_true",
+                   help="mark the top-level loops srcgrad.checkpointed (tests/fuzz/checkpointed.py)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:

@@ -65,6 +65,7 @@ class Result:
     message: str = ""
     details: str = ""
     notes: list = field(default_factory=list)
+    grads: list = field(default_factory=list)  # srcgrad's gradients, flattened (ok, kink)
 
     @property
     def failed(self) -> bool:
@@ -289,4 +290,4 @@ def _run(module, source, fname, args, wrt, jit):
     if ag_bad:
         return Result("wrong_gradient", "gradient differs from autograd (which agrees with "
                       "finite differences)", details, notes)
-    return Result("kink" if kinks else "ok", "", details, notes)
+    return Result("kink" if kinks else "ok", "", details, notes, flat)
