@@ -8,5 +8,7 @@ central finite differences and autograd.
   wrong_value, wrong_gradient, crash).
 - `campaign.py`: the long run in isolated worker processes,
   `python -m tests.fuzz.campaign --programs 10000 --jit-fraction 0.05 --seed 0 --out /tmp/fuzz`.
+- `checkpointed.py`: the same programs with their top-level loops marked `srcgrad.checkpointed`
+  (`campaign --checkpoint`), against the unmarked programs' gradients (issue 16).
 - `tests/test_fuzz.py`: the fixed-seed slice in the default pytest run.
 """
