@@ -7,7 +7,8 @@
 - The carried `y` is recorded before each overwrite into an array indexed by
   the step (`record_at(_tape_y, step, y)`).
 - An adjoint later updated in place starts as `zeros_plus(v, e)`: the sum
-  `zeros_like(v) + e` in a buffer of its own, in one pass.
+  `zeros_like(v) + e` in a buffer of its own, in one pass; `zeros_plus(v, e,
+  True)` when e is a new array already (owned.py), kept instead of copied.
 If a deliberate change to the generated code breaks it, review the new text and
 update EXPECTED.
 """
@@ -56,7 +57,7 @@ def euler__grad(x, s):
         y = _tape_y[step]
         _adj_y = zeros_plus(y, unbroadcast(_adj__t8, y))
         _adj_z__rate1 = zeros_plus(z__rate1, unbroadcast(_adj__t8 * 0.1,
-            z__rate1))
+            z__rate1), True)
         # grad of: for i in range(n):   (golden_model.py:16)
         _t3 = x.shape
         n__rate1 = _t3[0]

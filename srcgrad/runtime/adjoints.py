@@ -40,30 +40,38 @@ def _zeros_like(x):
 
 # --- zeros_plus: zeros_like(x) + e in one pass, a buffer of its own -----------------------
 
-def zeros_plus(x, e):
+def zeros_plus(x, e, fresh=False):
     """`zeros_like(x) + e`, copying e when it has x's shape (one pass instead of two).
 
     optimize.py folds `_adj_v = zeros_like(v); _adj_v = _adj_v + e` into it where
-    `_adj_v` is later updated in place, which needs a buffer of its own.
+    `_adj_v` is later updated in place, which needs a buffer of its own. With `fresh`
+    (owned.py: e is a new array no name holds) e itself is that buffer when it has x's
+    shape and dtype.
     """
     if np.ndim(x) == 0:
         return 0.0 + e
     if np.shape(e) == np.shape(x):
+        if fresh and isinstance(e, np.ndarray) and e.dtype == float_dtype(x):
+            return e
         return np.array(e, dtype=float_dtype(x))
     return as_float(np.zeros(np.shape(x), float_dtype(x)) + e, x)
 
 
 @overload(zeros_plus)
-def _zeros_plus(x, e):
+def _zeros_plus(x, e, fresh=False):
     if _is_number(x):
-        return lambda x, e: 0.0 + e
+        return lambda x, e, fresh=False: 0.0 + e
     if isinstance(e, types.Array) and e.ndim == x.ndim:
-        def impl(x, e):
+        own = e.dtype == types.float64 and e.layout == "C"  # e's type is the result's
+
+        def impl(x, e, fresh=False):
             if e.shape == x.shape:
+                if own and fresh:
+                    return e
                 return e.astype(np.float64)  # a copy, as np.zeros(...) + e would be
             return np.zeros(x.shape) + e
         return impl
-    return lambda x, e: np.zeros(x.shape) + e
+    return lambda x, e, fresh=False: np.zeros(x.shape) + e
 
 # --- fill_like: v broadcast to x's shape (the adjoint of a full reduction) --------------
 

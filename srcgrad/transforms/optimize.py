@@ -15,6 +15,9 @@ Touches only the backward sweep and only names srcgrad generated (`_adj_*`,
 4. An adjoint that nothing else reads (typically a parameter's, accumulated
    across loop iterations) is accumulated in place, `_adj_W += e`, saving an
    array allocation per iteration. Nothing can alias it: nothing reads it.
+5. Buffers one adjoint owns (owned.py, with its rules): resets of slots nothing
+   reads again are dropped, copies nothing can change become views, and a new
+   sum starting an adjoint is kept instead of copied.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import operator
 import gast
 
 from ..syntax import is_comment, name as _name
+from .owned import mentions, own  # mentions: fuse, recompute and inverses import it from here
 from .reverse import Reversed
 
 GENERATED = ("_adj_", "_r")
@@ -70,11 +74,6 @@ def reads(stmt) -> set[str]:
     if target is not None and not isinstance(stmt, _COMPOUND):
         loads.discard(target)
     return loads
-
-
-def mentions(stmt, var: str) -> bool:
-    """Whether `stmt` (or anything nested in it) names `var`."""
-    return any(isinstance(n, gast.Name) and n.id == var for n in gast.walk(stmt))
 
 
 def _is_adjoint_from(stmt, helper: str) -> bool:
@@ -275,4 +274,5 @@ def optimize(rev: Reversed) -> Reversed:
     drop_dead_tail(rev.backward, keep)
     rev.backward = drop_empty(rev.backward)
     accumulate_in_place(rev.backward)
+    own(rev.backward, keep)
     return rev
