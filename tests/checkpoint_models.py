@@ -253,3 +253,11 @@ def bad_after_return(x, n):
     for i in srcgrad.checkpointed(range(n), snapshots=2):
         x = np.sin(x)
     return np.sum(x)
+
+
+def bad_return(x, n):
+    for i in srcgrad.checkpointed(range(n), snapshots=2):
+        x = x * 1.5
+        if x > 1.0:
+            return x * 3.0
+    return x * 2.0

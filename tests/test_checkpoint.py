@@ -171,6 +171,7 @@ def test_plain_python_runs_unchanged(plain):
     ("bad_unset", "state 'prev' has no value before the loop"),
     ("bad_nested", "inside another loop or a branch"),
     ("bad_after_return", "after a `return` inside a loop or branch"),
+    ("bad_return", "a `return` inside a checkpointed loop"),
     ("bad_variable_after", "reading the variable 'i' of a checkpointed loop after it"),
 ])
 def test_bad_input_names_the_line(model, message):

@@ -154,6 +154,9 @@ def _plan(norm: Normalized, k: int, base: str, active) -> Checkpoint:
     state = [v for v in mentioned if v in assigned and (
         _exposed(v, body) or v in after or v in tested or v == brk)]
     state += [v for v in written + lists if v not in state]
+    if "_retval" in assigned:  # desugar's return slot: no value before the loop
+        _refuse(norm, loop, "a `return` inside a checkpointed loop", "leave the loop with "
+                "`break` and return after it")
     for v in state:
         if v not in before:
             _refuse(norm, loop, f"a checkpointed loop whose state {_user(norm, v)!r} has no "
