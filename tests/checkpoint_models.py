@@ -239,8 +239,8 @@ def names_reused(x, n):  # i and t assigned again after the loop before any read
 def returns_then_loops(x, n):  # the second loop is in desugar's `if not _ret:` (memory_limit)
     for i in range(n):
         x = x * 1.1
-        if np.sum(x) > 50.0:
-            return np.sum(x)
+    if np.sum(x) > 50.0:
+        return np.sum(x)
     for i in range(n):
         x = np.sin(x) + 0.1
     return np.sum(x * x)

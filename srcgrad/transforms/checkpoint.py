@@ -91,11 +91,7 @@ def prepare(norm: Normalized, active, function_name: str) -> list[Checkpoint]:
             try:
                 plan = _plan(norm, k, f"{function_name}__loop{len(plans) + 1}", active)
             except SrcgradSyntaxError as exc:
-                if not isinstance(stmt.srcgrad_checkpoint, Budget):
-                    raise
-                warnings.warn(f"srcgrad: memory_limit: this loop is recorded in full: {exc}",
-                              SrcgradWarning, stacklevel=2)
-                del stmt.srcgrad_checkpoint
+                _recorded_in_full(stmt, exc)
                 continue
             if not plan.state:  # no step hands anything on: nothing to keep or recompute
                 del stmt.srcgrad_checkpoint
@@ -113,27 +109,42 @@ def _nested(norm: Normalized, k: int, loop) -> None:
     memory_limit's mark, recorded in full with a warning."""
     what, hint = "a checkpointed loop inside another loop or a branch", (
         "checkpoint the outermost loop, at the top of the function")
-    if _after_return(norm, k):
+    if _after_return(norm, k, loop):
         what, hint = "a checkpointed loop after a `return` inside a loop or branch above " \
             "it", "keep the value in a name and return it after the checkpointed loop"
     try:
         _refuse(norm, loop, what, hint)
     except SrcgradSyntaxError as exc:
-        if not isinstance(loop.srcgrad_checkpoint, Budget):
-            raise
-        warnings.warn(f"srcgrad: memory_limit: this loop is recorded in full: {exc}",
-                      SrcgradWarning, stacklevel=3)
-        del loop.srcgrad_checkpoint
+        _recorded_in_full(loop, exc)
 
 
-def _after_return(norm: Normalized, k: int) -> bool:
-    """Whether statement k is desugar's `if not _ret:` around the rest of the function,
-    after a `return` in a branch or loop."""
+def _recorded_in_full(loop, exc: SrcgradSyntaxError) -> None:
+    """A loop checkpointing refuses: the error, unless memory_limit marked it; then the
+    loop is recorded in full, with a warning saying why."""
+    if not isinstance(loop.srcgrad_checkpoint, Budget):
+        raise exc
+    warnings.warn(f"srcgrad: memory_limit: this loop is recorded in full: {exc}",
+                  SrcgradWarning, stacklevel=2)
+    del loop.srcgrad_checkpoint
+
+
+def _after_return(norm: Normalized, k: int, loop) -> bool:
+    """Whether the loop is in statement k only because of a `return` above it: desugar's
+    `if not _ret:` around the rest of the function, or the arm of an `if` the other arm
+    of which returns (`if c: return a` puts the rest in the `else`)."""
     guard = norm.body[k]
-    return isinstance(guard, gast.If) and isinstance(guard.test, gast.Name) and any(
-        isinstance(s, gast.Assign) and getattr(s.targets[0], "id", None) == guard.test.id
-        and isinstance(s.value, gast.UnaryOp) and isinstance(s.value.op, gast.Not)
-        and names_in(s.value) == ["_ret"] for s in norm.body[:k])
+    if not isinstance(guard, gast.If):
+        return False
+    if isinstance(guard.test, gast.Name) and any(
+            isinstance(s, gast.Assign) and getattr(s.targets[0], "id", None) == guard.test.id
+            and isinstance(s.value, gast.UnaryOp) and isinstance(s.value.op, gast.Not)
+            and names_in(s.value) == ["_ret"] for s in norm.body[:k]):
+        return True
+    for arm, other in ((guard.body, guard.orelse), (guard.orelse, guard.body)):
+        if any(n is loop for s in arm for n in gast.walk(s)):
+            return any(isinstance(s, gast.Assign) and getattr(s.targets[0], "id", None)
+                       == "_ret" for s in other)
+    return False
 
 
 def _plan(norm: Normalized, k: int, base: str, active) -> Checkpoint:
