@@ -17,12 +17,15 @@ adjoint later updated in place starts in a buffer of its own,
   read `_adj_v[...]` that is an operand of arithmetic or the value added by
   `+=`: none of these gives another name a view of the buffer.
 - **Dead reset**: `_adj_v[S] = zeros_like(...)` at k is dropped when `_adj_v`
-  owns its buffer there and nothing reads the buffer afterwards: the next
-  statement of B that mentions `_adj_v` rebinds it without reading it, or none
-  does, B is a loop's body whose first mention of `_adj_v` is such a
-  rebinding, and nothing outside B mentions `_adj_v` (each iteration starts
-  afresh; after the loop nobody reads it). Ownership means no other name sees
-  the zeros.
+  owns its buffer there and nothing reads those slots afterwards: the
+  statements of B after k touch only parts of `_adj_v` disjoint from S (after
+  slices only, at the same position, `:j` against `j:`, j not rebound since;
+  Python clips and wraps both bounds alike) until one rebinds `_adj_v`
+  without reading it, or none does, B is a loop's body whose first mention
+  of `_adj_v` is such a rebinding, and nothing outside B mentions `_adj_v`
+  (each iteration starts afresh; after the loop nobody reads it). Ownership
+  means no other name sees the zeros. (A binding `_adj_v = _adj_v + e` makes
+  a new array too, so it starts ownership.)
 - **Copy nothing can change**: `snapshot(_adj_v[S])` in a statement R binding
   a name `_adj_u` (or adding into an array) becomes the view `_adj_v[S]` when
   `_adj_v` owns its buffer at R, no statement after R writes into it before it
