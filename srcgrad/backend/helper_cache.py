@@ -8,8 +8,10 @@ of a new function used to type, lower and optimise every helper it calls
 again, about half of that call's compilation (bench/README.md, cold start).
 
 While srcgrad compiles generated code (`compiling()`, around numba's
-`_compile_for_args`), the implementations numba builds for srcgrad's own
-overloads get `cache=True`, and numba's cache directory is
+`_compile_for_args`), the dispatchers numba makes for the implementations of
+srcgrad's own overloads (and of a few of numba's, `_numba_functions`) cache
+their compiled code, like `cache=True` (those `exec` made have no file to key a
+cache by and are compiled as before), and numba's cache directory is
 `<srcgrad's cache directory>/numba-<fingerprint>`. The fingerprint hashes
 srcgrad's sources and the Python and numba versions, so an edited srcgrad never
 loads code compiled from its old sources (numba itself checks only the file
@@ -36,6 +38,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from numba.core.caching import NullCache
 from numba.core.errors import NumbaWarning
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -100,14 +103,14 @@ def compiling(cache_dir):
                 _DEPTH[0] -= 1
             return
         try:
-            saved = [(t, t._jit_options) for t in _templates()]
+            saved = [(t, t.__dict__.get("_get_jit_decorator")) for t in _templates()]
         except Exception:  # another numba's registry: compile without caching helpers
             saved = []
         saved_dir = numba.config.CACHE_DIR
         _DEPTH[0] = 1
         try:
-            for t, options in saved:
-                t._jit_options = {**options, "cache": True}
+            for t, _ in saved:
+                t._get_jit_decorator = _caching(t._get_jit_decorator)
             numba.config.CACHE_DIR = str(folder(cache_dir))
             with warnings.catch_warnings():  # "cannot cache ...": compiled as before
                 warnings.filterwarnings("ignore", category=NumbaWarning,
@@ -116,8 +119,33 @@ def compiling(cache_dir):
         finally:
             _DEPTH[0] = 0
             numba.config.CACHE_DIR = saved_dir
-            for t, options in saved:
-                t._jit_options = options
+            for t, own in saved:
+                if own is None:
+                    del t._get_jit_decorator
+                else:
+                    t._get_jit_decorator = own
+
+
+def _caching(get_jit_decorator):
+    """A template's `_get_jit_decorator` whose dispatchers cache their compiled code where
+    numba can (an implementation made by `exec` has no file to key a cache by: not cached)."""
+    def caching_decorator(self):
+        jitter = get_jit_decorator(self)
+
+        def with_options(**options):
+            decorate = jitter(**options)
+
+            def make(pyfunc):
+                dispatcher = decorate(pyfunc)
+                if isinstance(getattr(dispatcher, "_cache", None), NullCache):
+                    try:
+                        dispatcher.enable_caching()
+                    except Exception:  # no source file, or numba cannot cache it
+                        pass
+                return dispatcher
+            return make
+        return with_options
+    return caching_decorator
 
 
 def _made(path: Path) -> bool:
