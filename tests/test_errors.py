@@ -855,3 +855,16 @@ def test_common_names_are_not_reserved():
     # Generated code's helpers have names users are unlikely to pick (seed_like, not seed).
     x = np.array([0.5, -1.0])
     assert_close(srcgrad.grad(common_names, jit=False)(x, 3.0, 2.0), np.array([6.0, 6.0]))
+
+
+def test_a_file_edited_after_import_is_an_error(tmp_path, monkeypatch):
+    import importlib
+    import linecache
+    path = tmp_path / "edited_model.py"
+    path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("edited_model")
+    path.write_text("import numpy as np\n\n\ndef g(x):\n    return np.sum(np.sin(x))\n")
+    linecache.checkcache()
+    with pytest.raises(srcgrad.SourceUnavailableError, match="is now `def g`: the file was edited"):
+        srcgrad.grad(module.f, jit=False)

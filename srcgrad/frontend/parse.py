@@ -118,6 +118,11 @@ def parse(func: Callable) -> Parsed:
                                  "function definition is not supported", loc)
     if not isinstance(tree, gast.FunctionDef):
         raise SourceUnavailableError(f"the source found for {func.__qualname__} is not a def statement")
+    if tree.name != func.__code__.co_name:  # the file changed since the function was made
+        raise SourceUnavailableError(
+            f"the source of {func.__qualname__} in {filename} (line {first_line}) is now "
+            f"`def {tree.name}`: the file was edited after {func.__qualname__} was defined; "
+            "reload the module (importlib.reload) or run the script again")
     tree.decorator_list = []
     return Parsed(func, tree, filename, first_line, indent, text)
 
