@@ -1,7 +1,8 @@
 """The first call with a cold cache, in fresh processes (issue 14).
 
     python -m bench.cold [--runs 3] [--problems lse,ode,...] [--against DIR]
-                         [--scenarios empty,used] [--out bench/results/cold.md]
+                         [--scenarios empty,used] [--against-scenarios empty]
+                         [--out bench/results/cold.md]
 
 Each measurement is a new Python process that imports srcgrad, builds the
 gradient of a problem's natural form at the quick suite's first size and calls
@@ -24,7 +25,9 @@ Cases: the suite's problems and `calls-K`, a loop whose body calls one small
 helper K times (compile time against the number of call sites; each call is
 inlined). `--against DIR` measures another srcgrad checkout (for example
 `git archive <commit> | tar -x -C DIR`) in the same rounds, interleaved, so
-before/after ratios come from one session. Prints a Markdown table and writes
+before/after ratios come from one session (a side without a `used` measurement is
+compared by its `empty` one: before the helper cache nothing of another function's
+compilation was kept). Prints a Markdown table and writes
 it to --out.
 """
 from __future__ import annotations
@@ -163,8 +166,9 @@ def fresh(root: Path, case: str, models: Path, template: Path | None, own) -> di
         return run_child(root, case, cache, models)
 
 
-def measure(sides: dict, cases: list[str], scenarios: list[str], runs: int) -> dict:
-    """{(side, scenario, case): [sample, ...]}, every round running each combination once."""
+def measure(sides: dict, cases: list[str], scenarios: dict, runs: int) -> dict:
+    """{(side, scenario, case): [sample, ...]}, every round running each combination once;
+    `scenarios` names each side's."""
     samples: dict = {}
     with tempfile.TemporaryDirectory(prefix="srcgrad-cold-models-") as tmp:
         models = Path(tmp)
@@ -172,15 +176,17 @@ def measure(sides: dict, cases: list[str], scenarios: list[str], runs: int) -> d
             if case.startswith("calls-"):
                 (models / f"{_module(case)}.py").write_text(calls_model(int(case[6:])))
         templates, own = {}, {}
-        if "used" in scenarios:
-            for k, (side, root) in enumerate(sides.items()):  # every case once, cold
+        for k, (side, root) in enumerate(sides.items()):  # every case once, cold
+            if "used" in scenarios[side]:
                 templates[side] = models / f"template-{k}"
                 templates[side].mkdir(mode=0o700)
                 own[side] = fill(root, cases, templates[side], models)
         for _ in range(runs):
             for case in cases:
-                for scenario in scenarios:
+                for scenario in ("empty", "used"):
                     for side, root in sides.items():
+                        if scenario not in scenarios[side]:
+                            continue
                         template = templates.get(side) if scenario == "used" else None
                         mine = own[side][case] if template is not None else None
                         got = fresh(root, case, models, template, mine)
@@ -198,19 +204,21 @@ def report(samples: dict, sides: dict, cases: list[str], scenarios: list[str]) -
     for scenario in scenarios:
         lines += [f"## Scenario `{scenario}`", "",
                   "| case | side | import | transform | numba (generated / helpers / numba's) "
-                  "| rest | total | wall | total / first side |",
+                  "| rest | total | wall | total / first side's |",
                   "|---|---|" + "---|" * (len(parts) + 2)]
         for case in cases:
-            first = None
             for side in sides:
-                got = samples[(side, scenario, case)]
-                total = median(got, "total")
-                first = total if first is None else first
+                got = samples.get((side, scenario, case))
+                if got is None:
+                    continue
+                first = next(iter(sides))  # the ratio: against the first side, same scenario
+                ref = samples.get((first, scenario, case)) or samples[(first, "empty", case)]
                 cells = [f"{median(got, p):.2f} s" for p in parts]
                 cells[2] += " ({:.2f} / {:.2f} / {:.2f})".format(
                     *(median(got, k) for k in ("generated", "helpers", "numba's")))
                 lines.append(f"| {case} | {side} | " + " | ".join(cells) +
-                             f" | {median(got, 'wall'):.2f} s | {total / first:.2f} |")
+                             f" | {median(got, 'wall'):.2f} s | "
+                             f"{median(got, 'total') / median(ref, 'total'):.2f} |")
         lines.append("")
     runs = len(next(iter(samples.values())))
     lines.append(f"CPU seconds, medians of {runs} processes per cell; total = transform + "
@@ -229,13 +237,18 @@ def main(argv=None):
     parser.add_argument("--scenarios", default="empty,used")
     parser.add_argument("--against", default=None,
                         help="another srcgrad checkout, measured first in every round")
+    parser.add_argument("--against-scenarios", default=None,
+                        help="the scenarios measured for --against (default: --scenarios)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "cold.md"))
     args = parser.parse_args(argv)
     sides = {"before": Path(args.against).resolve()} if args.against else {}
     sides["this tree"] = ROOT
     cases = [c for c in args.problems.split(",") if c]
     scenarios = [s for s in args.scenarios.split(",") if s]
-    samples = measure(sides, cases, scenarios, args.runs)
+    per_side = {side: scenarios for side in sides}
+    if args.against and args.against_scenarios is not None:
+        per_side["before"] = [s for s in args.against_scenarios.split(",") if s]
+    samples = measure(sides, cases, per_side, args.runs)
     text = report(samples, sides, cases, scenarios)
     print(text)
     Path(args.out).write_text(text)
