@@ -11,7 +11,8 @@ While srcgrad compiles generated code (`compiling()`, around numba's
 `_compile_for_args`), the dispatchers numba makes for the implementations of
 srcgrad's own overloads (and of a few of numba's, `_numba_functions`) cache
 their compiled code, like `cache=True` (those `exec` made have no file to key a
-cache by and are compiled as before), and numba's cache directory is
+cache by and are compiled as before; any failure of numba's cache, such as a closure it
+cannot pickle for the key, is a miss), and numba's cache directory is
 `<srcgrad's cache directory>/numba-<fingerprint>`. The fingerprint hashes
 srcgrad's sources and the Python and numba versions, so an edited srcgrad never
 loads code compiled from its old sources (numba itself checks only the file
@@ -141,11 +142,36 @@ def _caching(get_jit_decorator):
                     try:
                         dispatcher.enable_caching()
                     except Exception:  # no source file, or numba cannot cache it
-                        pass
+                        return dispatcher
+                    dispatcher._cache = _Guarded(dispatcher._cache)
                 return dispatcher
             return make
         return with_options
     return caching_decorator
+
+
+class _Guarded:
+    """A dispatcher's numba cache whose failures are misses: an implementation whose closure
+    numba cannot pickle for its cache key (one holding a generator), or a file it cannot
+    read or write, is compiled as it would be without the cache."""
+
+    def __init__(self, cache):
+        self._cache = cache
+
+    def load_overload(self, sig, target_context):
+        try:
+            return self._cache.load_overload(sig, target_context)
+        except Exception:
+            return None
+
+    def save_overload(self, sig, data):
+        try:
+            self._cache.save_overload(sig, data)
+        except Exception:
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._cache, name)
 
 
 def _made(path: Path) -> bool:
