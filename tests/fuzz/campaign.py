@@ -175,8 +175,8 @@ def campaign(args):
                 counts[r["outcome"]] += 1
                 by_jit[(jit, r["outcome"])] += 1
                 key = normalize(r["message"])
-                if r["outcome"] in ("clear_error", "refused"):
-                    clear[key if r["outcome"] == "clear_error" else f"refused: {key}"] += 1
+                if r["outcome"] in ("clear_error", "refused", "unmarked_fails"):  # --checkpoint's
+                    clear[key if r["outcome"] == "clear_error" else f"{r['outcome']}: {key}"] += 1
                     examples.setdefault((r["outcome"], key), k)
                 if r["outcome"] == "crash":
                     crashes[key] += 1

@@ -13,8 +13,9 @@ the unmarked program's srcgrad gradient (`RTOL`). Outcomes beyond the oracle's:
 
 - `refused`: srcgrad refused the marked program with a clear error that the unmarked
   one does not give (the checkpointing refused it); the message says why.
-- `unmarked_fails`: the marked program failed, and so does the unmarked one: not a
-  finding about checkpointing (the message is the unmarked program's).
+- `unmarked_fails`: the marked program failed (or its gradient differs from the
+  unmarked one's), and the unmarked program fails the oracle: not a finding about
+  checkpointing (the message is the unmarked program's).
 - `wrong_gradient` with "differs from the unbounded gradient": checkpointing changed
   the gradient.
 
@@ -103,6 +104,10 @@ def run(source, fname, args, wrt, jit=False, *, plain) -> oracle.Result:
         if not np.allclose(g, w, rtol=RTOL, atol=RTOL * scale):
             details = (f"{result.details}\ngradient {k}: checkpointed {oracle._fmt(g)}\n"
                        f"             unbounded    {oracle._fmt(w)}")
+            unmarked = oracle.run(plain, fname, args, wrt, jit)  # the checkpointed one passed
+            if unmarked.failed:
+                return oracle.Result("unmarked_fails", f"{unmarked.outcome}: "
+                                     f"{unmarked.message}", details, result.notes)
             return oracle.Result("wrong_gradient", "checkpointed gradient differs from the "
                                  "unbounded gradient", details, result.notes)
     return result
