@@ -125,7 +125,7 @@ def _forward_source(plan: Checkpoint, line: str, integers) -> str:
     else:
         header = (f"{stores}\n    _plan = {made}\n    _done = 0\n    _k = 0\n"
                   f"    while {plan.loop.test.id}:\n")
-    tail = f"        _done = _k + 1\n" + (f"        if {plan.brk}:\n            break\n"
+    tail = "        _done = _k + 1\n" + (f"        if {plan.brk}:\n            break\n"
                                          if plan.brk else "")
     if plan.var is None:
         tail += "        _k = _k + 1\n"
