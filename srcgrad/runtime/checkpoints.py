@@ -147,25 +147,26 @@ def snapshot_due(plan, k):
     if k % d != 0:
         return False
     if plan[_TOP] + 1 == plan[_CAP]:  # full: keep every other snapshot, twice as far apart
-        s, kept = plan[_S], 0
-        count = plan[_TOP] + 1
-        slots = plan[_POS + s: _POS + 2 * s].copy()
-        positions = plan[_POS: _POS + s].copy()
-        plan[_TOP] = -1
-        for j in range(count):
-            plan[_POS + 2 * s + (s - count) + j] = -1
-        nfree = s - count
-        for j in range(count):
-            if j % 2 == 0:
-                plan[_POS + kept], plan[_POS + s + kept] = positions[j], slots[j]
-                kept += 1
-            else:
-                plan[_POS + 2 * s + nfree] = slots[j]
-                nfree += 1
-        plan[_TOP] = kept - 1
-        plan[_D] = 2 * d
+        _thin(plan)
         return k % (2 * d) == 0
     return True
+
+
+@register_jitable
+def _thin(plan):
+    """Keep the snapshots at even stack places (moved down in place: place j goes to j // 2,
+    never ahead of a place still to be read), free the others' slots, double d."""
+    s, count = plan[_S], plan[_TOP] + 1
+    nfree = s - count
+    for j in range(count):
+        slot = plan[_POS + s + j]
+        if j % 2 == 0:
+            plan[_POS + j // 2], plan[_POS + s + j // 2] = plan[_POS + j], slot
+        else:
+            plan[_POS + 2 * s + nfree] = slot
+            nfree += 1
+    plan[_TOP] = (count + 1) // 2 - 1
+    plan[_D] *= 2
 
 
 @register_jitable
