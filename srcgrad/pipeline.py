@@ -167,10 +167,8 @@ def _checkpointed_loops(norm, activity, function_name: str) -> list:
     step's vjp, and the drivers its gradient calls."""
     trees = []
     for plan in checkpoint.prepare(norm, activity.active, function_name):
-        line = norm.resolved.parsed.loc(getattr(plan.loop, "srcgrad_user_loop", plan.loop))
-        where = f"{line.text.strip()}   ({os.path.basename(line.filename)}:{line.lineno})"
-        trees += [fuse(checkpoint.step_function(norm, plan))] + drivers(plan, where,
-                                                                          activity.integers)
+        trees += [fuse(checkpoint.step_function(norm, plan))] + drivers(
+            plan, norm.resolved.parsed, activity.integers)
         step = plan.step_normalized
         if step is not None:
             wrt = plan.active_state + plan.active_invariants

@@ -62,6 +62,11 @@ class Checkpoint:
     budget: tuple | None = None  # (memory_limit in bytes, loops sharing it)
 
     @property
+    def number(self) -> str:
+        """K of f__loopK: the gradient holds the forward driver's tuple in `_cpK`."""
+        return self.base.rsplit("loop", 1)[1]
+
+    @property
     def counted(self) -> bool:
         """A for loop that cannot break: its trip count is known on entry (revolve)."""
         return self.var is not None and self.brk is None

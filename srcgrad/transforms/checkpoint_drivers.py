@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import copy
 
+import os
+
 import gast
 
-from ..syntax import assign, call, comment, name
+from ..runtime.checkpoints import ADVANCE, KEEP, RESTORE, STEP
+from ..syntax import assign, call, comment, line_comment, name
 from .checkpoint import Checkpoint
 from .contributions import adj
 
@@ -32,13 +35,19 @@ _ACTIONS = ("# advance without recording", "# keep the state in a snapshot",
             "# restore a snapshot", "# record one step and reverse it at once")
 
 
-def drivers(plan: Checkpoint, line: str, integers) -> list[gast.FunctionDef]:
-    return [_parse(_forward_source(plan, line, integers)), _parse(_backward_source(plan, line))]
+def drivers(plan: Checkpoint, parsed, integers) -> list[gast.FunctionDef]:
+    """The two drivers, their comments naming the user's loop (`parsed` locates it)."""
+    user_loop = getattr(plan.loop, "srcgrad_user_loop", plan.loop)
+    line = str(line_comment(parsed, user_loop).value.value)  # `for ...:   (file.py:12)`
+    loc = parsed.loc(user_loop)
+    where = f"{os.path.basename(loc.filename)}:{loc.lineno}"
+    return [_parse(_forward_source(plan, line, where, integers)),
+            _parse(_backward_source(plan, line))]
 
 
 def forward_statements(plan: Checkpoint) -> list:
     """`_cpK = f__loopK_forward(...)` and the state names read from it."""
-    held = f"_cp{plan.base.rsplit('loop', 1)[1]}"
+    held = f"_cp{plan.number}"
     args = [name(v) for v in plan.state + plan.invariants] + _bounds(plan, 3)
     out = [gast.copy_location(assign(held, call(f"{plan.base}_forward", *args)), plan.loop)]
     for j, v in enumerate(plan.state):
@@ -52,7 +61,7 @@ def backward_statements(plan: Checkpoint) -> list:
     """The backward sweep's call of `f__loopK_backward`, the state before the loop put back,
     the state's cotangents set and the invariants' accumulated (`add_cotangents`: a list's
     item by item)."""
-    k = plan.base.rsplit("loop", 1)[1]
+    k = plan.number
     held, got = f"_cp{k}", f"_cpg{k}"
     args = ([name(held), name(f"_snap{k}")] + [name(v) for v in plan.invariants]
             + _bounds(plan, 2) + [name(adj(v)) for v in plan.active_state]
@@ -97,7 +106,7 @@ def _unpack(names) -> str:
     return _joined(names) + ("," if len(names) == 1 else "")
 
 
-def _forward_source(plan: Checkpoint, line: str, integers) -> str:
+def _forward_source(plan: Checkpoint, line: str, where: str, integers) -> str:
     state, s = plan.state, ("_snapshots" if plan.budget is not None else plan.snapshots)
     params = _joined(state + plan.invariants + (["_start", "_stop", "_stride"] if plan.var
                                                  else []))
@@ -111,11 +120,10 @@ def _forward_source(plan: Checkpoint, line: str, integers) -> str:
     if plan.budget is not None:
         sizes = " + ".join(f"state_bytes({_held(plan, v)})" for v in state)
         steps = "_steps" if plan.var is not None else "-1"
-        loc = line.rsplit("(", 1)[-1].rstrip(")")
         limit, loops = plan.budget
         stores = (f"    '# memory_limit: as many snapshots as {limit} bytes over {loops} "
                   f"loop(s) hold'\n    _snapshots = budget_snapshots({limit}, {loops}, "
-                  f"{sizes}, {steps}, {loc!r})\n" + stores)
+                  f"{sizes}, {steps}, {where!r})\n" + stores)
     count = "snapshots chosen by memory_limit" if plan.budget is not None else (
         f"at most {s} snapshots")
     made = f"revolve_plan(_steps, {s})" if plan.counted else f"online_plan({s})"
@@ -164,14 +172,14 @@ def _backward_source(plan: Checkpoint, line: str) -> str:
             f"record one step and reverse it at once (a tape of one step)'\n"
             f"{unpack}\n    _plan = _cp[{n}]\n{stores}\n{zeros}    _k = 0\n"
             f"    while True:\n        _kind, _arg = next_action(_plan)\n"
-            f"        if _kind == 1:\n            {_ACTIONS[0]!r}\n"
+            f"        if _kind == {ADVANCE}:\n            {_ACTIONS[0]!r}\n"
             f"            for _j in range(_arg):\n"
             f"                {_unpack(state)} = {plan.base}_step({step_args})\n"
             f"                _k = _k + 1\n"
-            f"        elif _kind == 2:\n            {_ACTIONS[1]!r}\n{keep}\n"
-            f"        elif _kind == 3:\n            {_ACTIONS[2]!r}\n{back}\n"
+            f"        elif _kind == {KEEP}:\n            {_ACTIONS[1]!r}\n{keep}\n"
+            f"        elif _kind == {RESTORE}:\n            {_ACTIONS[2]!r}\n{back}\n"
             f"            _k = plan_position(_plan)\n"
-            f"        elif _kind == 4:\n            {_ACTIONS[3]!r}\n{step}"
+            f"        elif _kind == {STEP}:\n            {_ACTIONS[3]!r}\n{step}"
             f"        else:\n            break\n"
             f"    if loop_ran(_plan):\n        '# the state before the loop'\n"
             f"        _first = first_slot(_plan)\n{first}\n"
