@@ -42,6 +42,7 @@ from .backend.emit import Emitted, emit
 from .transforms.forward import forward, jvp_all_name
 from .transforms.fuse import fuse
 from .errors import SrcgradError
+from .syntax import function_def
 from .frontend.normalize import normalize
 from .transforms.optimize import optimize
 from .frontend.parse import parse
@@ -123,12 +124,7 @@ def transform(func, wrt: list[str], mode: str = "reverse", memory_limit: int | N
 
 def value_function(norm, called: str) -> gast.FunctionDef:
     """The normalized primal as a function of the same inputs."""
-    args = gast.arguments(args=[gast.Name(id=i, ctx=gast.Param(), annotation=None,
-                                          type_comment=None) for i in norm.inputs],
-                          posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                          kwarg=None, defaults=[])
-    return gast.FunctionDef(name=called, args=args, body=copy.deepcopy(norm.body),
-                            decorator_list=[], returns=None, type_comment=None, type_params=[])
+    return function_def(called, norm.inputs, copy.deepcopy(norm.body))
 
 
 def _one(func, wrt: list[str], mode: str, name: str | None = None, memory_limit=None):

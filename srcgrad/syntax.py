@@ -63,6 +63,16 @@ def binop(left, op, right):
     return gast.BinOp(left=left, op=op, right=right)
 
 
+def function_def(called: str, params: list[str], body: list) -> gast.FunctionDef:
+    """`def called(params...): body`, plain positional parameters, no decorators."""
+    args = gast.arguments(args=[gast.Name(id=p, ctx=gast.Param(), annotation=None,
+                                          type_comment=None) for p in params],
+                          posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                          kwarg=None, defaults=[])
+    return gast.FunctionDef(name=called, args=args, body=body, decorator_list=[],
+                            returns=None, type_comment=None, type_params=[])
+
+
 def line_comment(parsed, stmt, prefix: str = ""):
     """`# <prefix><the user's line>   (file.py:12)` for the line `stmt` came from."""
     loc = parsed.loc(stmt)

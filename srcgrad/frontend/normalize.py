@@ -196,7 +196,7 @@ class _Normalizer(Expressions, Inliner):
         """
         test = self.atom(stmt.test, target=self.fresh_temp())
         body = self.nested(stmt.body)
-        leave = body.pop() if body and _is_break_check(body[-1]) else None
+        leave = body.pop() if body and is_break_check(body[-1]) else None
         self.blocks.append(body)
         self.where = stmt
         if leave is None:
@@ -350,6 +350,6 @@ def _keep_mark(user_loop, loop):
     return loop
 
 
-def _is_break_check(stmt) -> bool:
+def is_break_check(stmt) -> bool:
     """`if _brkK: break`, which desugar puts last in the body of a loop that can break."""
     return isinstance(stmt, gast.If) and any(isinstance(s, gast.Break) for s in stmt.body)

@@ -31,7 +31,7 @@ import gast
 
 from ..runtime import __all__ as RUNTIME_NAMES, stop_gradient
 from .check import refuse
-from ..syntax import const, line_comment, name as _name
+from ..syntax import const, function_def, line_comment, name as _name
 
 
 @dataclass(eq=False)
@@ -154,14 +154,9 @@ class _Lowering:
         helper = f"{self.stem}{self.parsed.loc(stmt).lineno}"  # the line in the user's file
         result = (gast.Tuple(elts=[_name(v) for v in outputs], ctx=gast.Load())
                   if len(outputs) != 1 else _name(outputs[0]))
-        args = gast.arguments(args=[gast.Name(id=v, ctx=gast.Param(), annotation=None,
-                                              type_comment=None) for v in inputs],
-                              posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                              kwarg=None, defaults=[])
         body = [line_comment(self.parsed, stmt), copy.deepcopy(stmt),
                 gast.Return(value=result if outputs else const(None))]
-        tree = gast.FunctionDef(name=helper, args=args, body=body, decorator_list=[],
-                                returns=None, type_comment=None, type_params=[])
+        tree = function_def(helper, inputs, body)
         self.resolved.callees[helper] = TryBlock(tree, stmt)
         if any(v in shapes_only for v in inputs):
             self.resolved.callees.setdefault("stop_gradient", stop_gradient)

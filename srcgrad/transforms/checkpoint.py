@@ -39,9 +39,9 @@ from ..analysis.activity import is_append, names_in
 from ..analysis.scopes import upward_exposed
 from ..errors import SrcgradSyntaxError, SrcgradWarning
 from ..frontend.checkpoint_marks import Budget
-from ..frontend.normalize import Normalized
+from ..frontend.normalize import Normalized, is_break_check
 from ..runtime import checkpoints
-from ..syntax import assign, binop, call, name, with_comments
+from ..syntax import assign, binop, call, function_def, name, with_comments
 
 
 @dataclass
@@ -216,10 +216,7 @@ def _over(node, v: str) -> bool:
 
 def step_body(loop) -> list:
     """The loop's body without desugar's closing `if _brkK: break`."""
-    last = loop.body[-1] if loop.body else None
-    if isinstance(last, gast.If) and any(isinstance(s, gast.Break) for s in last.body):
-        return loop.body[:-1]
-    return loop.body
+    return loop.body[:-1] if loop.body and is_break_check(loop.body[-1]) else loop.body
 
 
 def _lists(norm, loop, body, before) -> list[str]:
@@ -288,12 +285,7 @@ def step_function(norm: Normalized, plan: Checkpoint) -> gast.FunctionDef:
     body = with_comments(copy.deepcopy(step_body(plan.loop)), norm.resolved.parsed, "")
     body.append(gast.Return(value=gast.Tuple(elts=[name(v) for v in plan.state],
                                              ctx=gast.Load())))
-    args = gast.arguments(args=[gast.Name(id=p, ctx=gast.Param(), annotation=None,
-                                          type_comment=None) for p in plan.step_params()],
-                          posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                          kwarg=None, defaults=[])
-    return gast.FunctionDef(name=f"{plan.base}_step", args=args, body=body, decorator_list=[],
-                            returns=None, type_comment=None, type_params=[])
+    return function_def(f"{plan.base}_step", plan.step_params(), body)
 
 
 def _user(norm: Normalized, v: str) -> str:

@@ -33,7 +33,7 @@ from ..frontend.calls import Recursive
 from ..errors import MissingRuleError
 from .missing import missing_rules
 from ..frontend.normalize import Normalized
-from ..syntax import assign, call, const, name, with_comments
+from ..syntax import assign, call, const, function_def, name, with_comments
 from ..rules.forward import ELEMENTWISE, LINEAR, forward_rule
 from ..rules import differentiable_params
 from .templates import bind, inline, instantiate
@@ -62,13 +62,7 @@ class Forwarded:
     def function(self, called: str | None = None) -> gast.FunctionDef:
         """`f__jvp(inputs..., tangents...)` (or `called`), returning `(out, tangent)`."""
         params = self.norm.inputs + [self.prefix + w for w in self.wrt]
-        args = gast.arguments(args=[gast.Name(id=p, ctx=gast.Param(), annotation=None,
-                                              type_comment=None) for p in params],
-                              posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                              kwarg=None, defaults=[])
-        return gast.FunctionDef(name=called or f"{self.norm.resolved.tree.name}__jvp", args=args,
-                                body=self.body, decorator_list=[], returns=None,
-                                type_comment=None, type_params=[])
+        return function_def(called or f"{self.norm.resolved.tree.name}__jvp", params, self.body)
 
 
 class _DropUnbroadcast(gast.NodeTransformer):

@@ -35,9 +35,9 @@ import gast
 from ..analysis.activity import Activity, is_append, plain_index, simple_statements
 from ..analysis.scopes import scopes
 from ..errors import NonScalarOutputError
-from ..frontend.normalize import Normalized
-from ..syntax import (assign, binop, call, comment, const, insert_after, insert_before, is_comment,
-                      line_comment, method, name, with_comments)
+from ..frontend.normalize import Normalized, is_break_check
+from ..syntax import (assign, binop, call, comment, const, function_def, insert_after,
+                      insert_before, is_comment, line_comment, method, name, with_comments)
 from .checkpoint_drivers import backward_statements, forward_statements
 from .contributions import Contributions, adj, index_value
 
@@ -64,13 +64,8 @@ class Reversed:
         final = gast.Return(value=gast.Tuple(
             elts=[self.output, gast.Tuple(elts=grads, ctx=gast.Load())], ctx=gast.Load()))
         params = norm.inputs + ([self.seed] if self.seed else [])
-        args = gast.arguments(args=[gast.Name(id=i, ctx=gast.Param(), annotation=None,
-                                              type_comment=None) for i in params],
-                              posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                              kwarg=None, defaults=[])
-        return gast.FunctionDef(name=called or f"{norm.resolved.tree.name}__grad", args=args,
-                                body=self.forward + self.backward + [final], decorator_list=[],
-                                returns=None, type_comment=None, type_params=[])
+        return function_def(called or f"{norm.resolved.tree.name}__grad", params,
+                            self.forward + self.backward + [final])
 
 
 class _Reverser(Contributions):
@@ -242,8 +237,7 @@ class _Reverser(Contributions):
 
 def ends_early(loop) -> bool:
     """Whether the loop can end early: desugar puts `if _brkK: break` last in its body."""
-    last = loop.body[-1] if loop.body else None
-    return isinstance(last, gast.If) and any(isinstance(s, gast.Break) for s in last.body)
+    return bool(loop.body) and is_break_check(loop.body[-1])
 
 
 def _result_name(norm: Normalized):
