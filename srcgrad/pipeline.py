@@ -31,7 +31,7 @@ import gast
 from .backend import cache, index
 from .config import dumped_stages
 from .analysis.activity import analyze
-from .frontend.calls import grad_all_name, link
+from .frontend.calls import grad_all_name, is_jvp_pair, link
 from .frontend.checkpoint_marks import mark_checkpoints
 from .transforms import checkpoint
 from .transforms.checkpoint_drivers import drivers
@@ -45,7 +45,7 @@ from .errors import SrcgradError
 from .syntax import function_def
 from .frontend.normalize import normalize
 from .transforms.optimize import optimize
-from .frontend.parse import parse
+from .frontend.parse import generated_lines, parse
 from .frontend.resolve import Resolved, resolve
 from .transforms.reverse import reverse
 from .transforms.record import record
@@ -109,7 +109,7 @@ def transform(func, wrt: list[str], mode: str = "reverse", memory_limit: int | N
         params = list(inspect.signature(callee).parameters)
         inner, _, inner_tree, *inner_more = _one(
             callee, params, "forward" if mode == "forward" else "reverse",
-            helper_name(callee.__name__))
+            helper_name(callee.__name__), pair=mode != "forward" and is_jvp_pair(callee.__name__))
         if inner.data_globals:
             raise SrcgradError(
                 f"srcgrad cannot differentiate the recursive function {callee.__qualname__}: it "
@@ -127,9 +127,14 @@ def value_function(norm, called: str) -> gast.FunctionDef:
     return function_def(called, norm.inputs, copy.deepcopy(norm.body))
 
 
-def _one(func, wrt: list[str], mode: str, name: str | None = None, memory_limit=None):
+def _one(func, wrt: list[str], mode: str, name: str | None = None, memory_limit=None,
+         pair: bool = False):
+    """`pair`: func is generated forward code's `f__jvp_all` (calls.is_jvp_pair), returning
+    (value, tangent); its gradient is the tangent's, returned beside the pair."""
     resolved = link(desugar(mark_checkpoints(resolve(check(specialise_locals(parse(func)))),
                                              memory_limit)))
+    if pair:
+        _tangent_result(resolved.tree)
     norm = normalize(resolved, "forward" if mode == "forward" else "reverse")
     _dump("anf", gast.FunctionDef(name=resolved.tree.name, args=resolved.tree.args, body=norm.body,
                                   decorator_list=[], returns=None, type_comment=None,
@@ -144,8 +149,26 @@ def _one(func, wrt: list[str], mode: str, name: str | None = None, memory_limit=
     more = _checkpointed_loops(norm, activity, name or resolved.tree.name)
     tree = _reversed(norm, activity, wrt, seed,
                      name or (f"{resolved.tree.name}__vjp" if seed else None))
+    if pair:
+        result = tree.body[-1].value  # (the tangent, its partials)
+        result.elts[0] = gast.Tuple(elts=[gast.Name(id=_PAIR_VALUE, ctx=gast.Load(),
+                                                    annotation=None, type_comment=None),
+                                          result.elts[0]], ctx=gast.Load())
     norm.body = primal
     return (resolved, norm, tree, *more)
+
+
+_PAIR_VALUE = "_sg_pair_value"
+
+
+def _tangent_result(tree) -> None:
+    """`return (value, tangent)` -> `_sg_pair_value = value; return tangent`."""
+    last = tree.body[-1]
+    value, tangent = last.value.elts
+    keep = gast.Assign(targets=[gast.Name(id=_PAIR_VALUE, ctx=gast.Store(), annotation=None,
+                                          type_comment=None)], value=value, type_comment=None)
+    tree.body[-1:] = [gast.copy_location(keep, last),
+                      gast.copy_location(gast.Return(value=tangent), last)]
 
 
 def _reversed(norm, activity, wrt, seed, name):
@@ -186,6 +209,7 @@ def build(func, wrt: list[str], jit: bool = True, mode: str = "reverse",
                           {"wrt": wrt, "callees": resolved.sources, "mode": indexed})
     path = cache.store(emitted.function, key, emitted.source)
     module = cache.load(path, resolved.namespace)
+    generated_lines(path, emitted.line_map)  # parse.py NOTE [generated lines]
     where = f"{os.path.basename(parsed.filename)}:{parsed.first_line}"
     describe = f"{_MODES[mode][0]} of {func.__qualname__} ({where})"
     compiled = Compiled(module, emitted.function, emitted.helpers, path, emitted.line_map,
@@ -218,6 +242,7 @@ def _from_index(func, wrt: list[str], jit: bool, mode: str, memory_limit) -> Pro
     if hit is None:
         return None
     record, line_map = hit.record, hit.line_map()
+    generated_lines(hit.path, line_map)
     module = cache.load(hit.path, hit.namespace())
     compiled = Compiled(module, record["function"], record["helpers"], hit.path, line_map,
                         record["describe"], jit=jit)

@@ -82,12 +82,15 @@ def line_comment(parsed, stmt, prefix: str = ""):
 
 def with_comments(stmts, parsed, prefix: str) -> list:
     """`stmts` with a comment before each run that came from one user line (recursively)."""
-    result, last = [], None
+    result, last, said = [], None, None
     for stmt in stmts:
         line = getattr(stmt, "lineno", None)
         if line is not None and line != last:
             last = line
-            result.append(line_comment(parsed, stmt, prefix))
+            note = line_comment(parsed, stmt, prefix)
+            if note.value.value != said:  # generated code's lines of one user line: one note
+                said = note.value.value
+                result.append(note)
         for field in ("body", "orelse"):
             if isinstance(stmt, (gast.If, gast.For, gast.While)) and getattr(stmt, field):
                 setattr(stmt, field, with_comments(getattr(stmt, field), parsed, prefix))

@@ -5,11 +5,11 @@
   (the directional derivative v . grad f), and reverse mode differentiates that
   wrapper with respect to x, inlining f's generated forward code. One call costs one
   reverse sweep of the JVP code, a small multiple of one gradient, through anything
-  reverse mode handles (loops, while, in-place writes, calls). A recursive f is the
-  exception: its forward code calls `f__jvp_all`, which returns a (value, tangent)
-  pair that reverse mode cannot differentiate yet, so its H v is n second-order JVPs
-  (forward over forward), one per element of x; so is that of a function calling a
-  callable that has a forward rule only (srcgrad.defjvp without defvjp).
+  reverse mode handles (loops, while, in-place writes, calls, recursion: the forward
+  code's recursive `f__jvp_all` returns a (value, tangent) pair, whose joint gradient
+  `f__jvp_all__grad_all` links both parts, inline.py). A function calling a callable
+  that has a forward rule only (srcgrad.defjvp without defvjp) is the exception: its
+  H v is n second-order JVPs (forward over forward), one per element of x.
 - `hessian_function` is one HVP per column, symmetrised ((H + H^T) / 2).
 - `second_derivative` is the Jacobian of a Jacobian (jacfwd(jacrev(f)) and friends):
   HVP columns for a scalar f differentiated twice by the same argument, else
@@ -33,6 +33,7 @@ import numpy as np
 from ..backend import cache
 from ..config import __version__
 from ..errors import MissingRuleError, NonScalarOutputError
+from ..frontend.parse import generated_lines
 from .gradient import GradFunction, _plain, _wrt_names, prepare_inputs
 from .pickling import reduce_call, reduce_state
 from .programs import cached_program
@@ -88,6 +89,9 @@ def reverse_over_forward(func, names: list[str], with_direction: bool, jit: bool
         callee=_fresh(set(params), "sg_forward"), unpack=unpack,
         params=", ".join(params + tangents[:with_direction]), inputs=", ".join(inputs))
     path = cache.store(stem, cache.cache_key(source, "", func.__qualname__, {}), source)
+    user = levels[0].resolved.parsed  # the wrapper's lines stand for the user's def line
+    generated_lines(path, dict.fromkeys(range(1, source.count("\n") + 2),
+                                        f"{user.filename}:{user.first_line}"))
     wrapper = cache.load(path, {}).make(inner.compiled.python)
     program = cached_program(wrapper, [names[-1]], "reverse", jit)
     _WRAPPERS[key] = (program, wrapper, inspect.signature(wrapper))
@@ -131,7 +135,7 @@ class HessianVectorProduct:
         bound, inputs = prepare_inputs(first, self._signature, [self.name], fargs, kwargs)
         x = bound.arguments[self.name]
         v = self._direction(v, x)
-        reverse = None if first.resolved.recursive else self._reverse()
+        reverse = self._reverse()
         if reverse is None:
             return shaped(_hvp_by_second_order(self, inputs, v, np.shape(x)), x)
         program, _, signature = reverse
@@ -165,7 +169,8 @@ class HessianVectorProduct:
 
 
 def _hvp_by_second_order(product, inputs, v, shape):
-    """H v for a recursive f: entry j is the second directional derivative along v, e_j."""
+    """H v where reverse mode cannot go through f's forward code (a forward rule only):
+    entry j is the second directional derivative along v, e_j."""
     second = forward_levels(product.func, [product.name] * 2, product.jit)[-1]
     out = np.empty(int(np.prod(shape)))
     for j, e in enumerate(basis(shape)):

@@ -67,6 +67,13 @@ def grad_all_name(func) -> str:
     return f"{getattr(func, '__name__', func)}__grad_all"
 
 
+def is_jvp_pair(name: str) -> bool:
+    """Whether `name` is generated forward code's recursive helper `f__jvp_all`, which
+    returns the pair (value, tangent): reverse mode over it (second order) needs the pair's
+    joint gradient, `f__jvp_all__grad_all` (pipeline.py), and links both parts (inline.py)."""
+    return name.endswith("__jvp_all")
+
+
 def _params(args) -> list[str]:
     return [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
 

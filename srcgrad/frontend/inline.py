@@ -6,23 +6,29 @@ place.
   suffix per copy), and its parameters are bound to the caller's argument atoms,
   evaluated left to right, defaults filled in; a parameter the callee only
   reads, passed a user variable nothing writes into, is that variable in the
-  copy (`shared_parameters`).
+  copy (`shared_parameters`); a parameter the callee neither assigns nor writes
+  into, passed an element or slice `a[...]`, is bound to that read itself
+  (`cam__f1 = cams[i]`, not `_t2 = cams[i]; cam__f1 = _t2`: `bound_to_read`).
 - A callee never writes into an array of the caller's: it must rebind the
   parameter to a new array first on every path (`u = u.copy()`), else the call
   is refused; a callee that only reads an array the caller writes into later
   reads a copy.
 - A recursive call becomes `f__grad_all(args)` (forward mode keeps `f(args)`),
-  its value linked to each argument by its partial derivative.
+  its value linked to each argument by its partial derivative; a recursive call of
+  generated forward code (`f__jvp_all`, second order) gives its pair, each part linked.
 """
 from __future__ import annotations
 
 import copy
+import re
 
 import gast
 
 from ..syntax import dotted_name, name as _name
-from .calls import Recursive, grad_all_name, rename_closures
+from .calls import Recursive, grad_all_name, is_jvp_pair, rename_closures
 from .trees import VIEWS, item, nested_stores, snapshot_of, written_into
+
+_TEMP = re.compile(r"^_t\d+$")
 
 
 class Inliner:
@@ -55,9 +61,12 @@ class Inliner:
         self.unversioned |= {rename.get(n, n) for n in callee.closure_writes}  # `nonlocal`
         self.mutated |= body_written
         where = self.where
+        assigned = _assigned(callee.body)
         for param, value in zip(callee.params, values):
-            if param not in shared:
-                self.bind_parameter(call, param, rename[param], value, param in written)
+            if param in shared or (param not in assigned | written
+                                   and self.bound_to_read(rename[param], value)):
+                continue
+            self.bind_parameter(call, param, rename[param], value, param in written)
         for stmt in body[:-1]:
             self.statement(stmt)
         self.where = body[-1]
@@ -79,12 +88,33 @@ class Inliner:
         This keeps loop-invariant arguments (`f(x, y)` with x a parameter) off
         the tape and lets the copy's adjoint accumulate into the caller's.
         """
-        assigned = {n.id for stmt in callee.body for n in gast.walk(stmt)
-                    if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+        assigned = _assigned(callee.body)
         return {param: value.id for param, value in zip(callee.params, values)
                 if isinstance(value, gast.Name) and not value.id.startswith("_")
                 and param not in assigned and param not in written
                 and value.id not in self.mutated and value.id not in self.lists}
+
+    def bound_to_read(self, param: str, value) -> bool:
+        """Bind `param` by renaming the argument's temporary when that temporary is a read
+        `_tK = a[...]` emitted in this block for this call; return whether it did.
+
+        The caller checked that the callee never assigns `param` or writes into it.
+        The program is the same (the temporary had no other use: arguments get
+        fresh atoms), but the parameter is now a name with one assignment whose
+        value is a read, which the backward sweep reads again or recomputes
+        under recompute.py's rule, where a copy `cam__f1 = _t2` was recorded once
+        per call: a row per iteration for `f(cams[i])` in a loop.
+        """
+        if not (isinstance(value, gast.Name) and _TEMP.match(value.id)):
+            return False
+        for stmt in reversed(self.blocks[-1]):
+            if (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                    and stmt.targets[0].id == value.id):
+                if not isinstance(stmt.value, gast.Subscript):
+                    return False
+                stmt.targets[0].id = self.define(param)
+                return True
+        return False
 
     def bind_parameter(self, call, user: str, param: str, value, written: bool):
         """Bind an inlined copy's parameter `param` (the callee's `user`) to the caller's
@@ -149,12 +179,36 @@ class Inliner:
                                      keywords=[]), None)
         value = self._store(item(both, 0), None)
         partials = self._store(item(both, 1), None)
+        if is_jvp_pair(callee.name):
+            return self.linked_pair(value, partials, values)
         for k, arg in enumerate(values):
             if isinstance(arg, gast.Name):
-                partial = self._store(item(partials, k), None)
-                value = self._store(gast.Call(func=_name("linked"), args=[value, partial, arg],
-                                              keywords=[]), None)
+                value = self.linked(value, item(partials, k), arg)
         return value
+
+    def linked(self, value, partial, arg):
+        partial = self._store(partial, None)
+        return self._store(gast.Call(func=_name("linked"), args=[value, partial, arg],
+                                     keywords=[]), None)
+
+    def linked_pair(self, pair, partials, values):
+        """A recursive call of generated forward code, `f__jvp_all(xs, ts)` (second order):
+        its `__grad_all` returns the pair (value, tangent) and the partials of the tangent
+        (calls.py). The tangent J t is linear in t, so its partial by t_k is the value's
+        partial by x_k: the value is linked to x_k by that one."""
+        value, tangent = (self._store(item(pair, k), None) for k in (0, 1))
+        half = len(values) // 2
+        for k, arg in enumerate(values):
+            if isinstance(arg, gast.Name):
+                tangent = self.linked(tangent, item(partials, k), arg)
+                if k >= half and isinstance(values[k - half], gast.Name):
+                    value = self.linked(value, item(partials, k), values[k - half])
+        return gast.Tuple(elts=[value, tangent], ctx=gast.Load())
+
+
+def _assigned(body) -> set[str]:
+    return {n.id for stmt in body for n in gast.walk(stmt)
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
 
 
 def _rebound_before_written(body, name: str) -> bool:

@@ -9,11 +9,19 @@ NOTE [inlined lines]: statements inlined from another function (calls.py)
 keep their own source's line numbers shifted by `k * LINE_BLOCK`, where
 `others[k]` is that function's `Parsed`; `loc` maps them back, so every pass
 locates inlined code with the caller's `Parsed`.
+
+NOTE [generated lines]: srcgrad transforms its own generated code again (second
+order: reverse mode over a forward-mode module). The pipeline registers each
+generated module's line map (`generated_lines`), and `loc` of a line in such a
+module is the user's line it came from, so errors, warnings and the comments of
+code generated from generated code name the user's file:line, never the cache's.
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import linecache
+import os
 import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
@@ -24,6 +32,18 @@ from ..errors import Location, SourceUnavailableError, SrcgradSyntaxError
 
 
 LINE_BLOCK = 1_000_000
+_GENERATED: dict[str, dict] = {}  # NOTE [generated lines]: file -> {line: "user file:line"}
+
+
+def generated_lines(path, line_map: dict) -> None:
+    """Register a generated module's lines: `loc` of its code names the user's lines."""
+    _GENERATED[os.path.realpath(str(path))] = line_map
+
+
+def _user_location(where: str) -> Location:
+    filename, _, number = where.rpartition(":")
+    text = linecache.getline(filename, int(number)).rstrip("\n")
+    return Location(filename, int(number), len(text) - len(text.lstrip()), text)
 
 
 @dataclass(frozen=True)
@@ -50,6 +70,10 @@ class Parsed:
     def lines(self) -> list[str]:
         return self.text.splitlines()
 
+    @functools.cached_property
+    def _real_filename(self) -> str:
+        return os.path.realpath(self.filename)
+
     def adopt(self, other: "Parsed") -> int:
         """Register `other` for inlined lines (NOTE [inlined lines]); the block to shift by."""
         for k, known in self.others.items():
@@ -65,6 +89,9 @@ class Parsed:
         if rel > LINE_BLOCK and rel // LINE_BLOCK in self.others:
             other = self.others[rel // LINE_BLOCK]
             return other.loc(_Shifted(node, rel % LINE_BLOCK))
+        generated = _GENERATED.get(self._real_filename)
+        if generated is not None and self.first_line + rel - 1 in generated:
+            return _user_location(generated[self.first_line + rel - 1])
         lines = self.lines
         text = " " * self.indent + lines[rel - 1] if 0 < rel <= len(lines) else ""
         return Location(self.filename, self.first_line + rel - 1,

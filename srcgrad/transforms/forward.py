@@ -244,15 +244,14 @@ class _Forward:
         return new
 
     def recursive_call(self, stmt, var: str, value) -> list:
-        """`y = f(args)` -> `_r = f__jvp_all(args, tangents)`; `y = _r[0]`; `_tan_y = _r[1]`."""
-        both = self.fresh()
+        """`y = f(args)` -> `y, _tan_y = f__jvp_all(args, tangents)` (the pair unpacked where
+        it is made, so reverse mode over this code links each part: inline.py)."""
         tangents = [self.tangent_or_zero(a) for a in value.args]
-        out = [assign(both, call(jvp_all_name(value.callee.name), *value.args, *tangents)),
-               assign(var, gast.Subscript(value=name(both), slice=const(0), ctx=gast.Load()))]
-        if var in self.active:
-            out.append(assign(self.tan(var), gast.Subscript(value=name(both), slice=const(1),
-                                                            ctx=gast.Load())))
-        return [gast.copy_location(s, stmt) for s in out]
+        tangent = self.tan(var) if var in self.active else self.fresh()
+        pair = gast.Tuple(elts=[name(var, True), name(tangent, True)], ctx=gast.Store())
+        out = gast.Assign(targets=[pair], value=call(jvp_all_name(value.callee.name),
+                                                     *value.args, *tangents), type_comment=None)
+        return [gast.copy_location(out, stmt)]
 
 
 def _no_forward_rule(rule) -> str:

@@ -39,6 +39,12 @@ def _missing(norm, active) -> list:
     return found
 
 
+def _srcgrad_helper(obj) -> bool:
+    """A runtime helper of srcgrad's forward rules (`sort_tangent`), met when reverse mode
+    differentiates forward-mode code (second order)."""
+    return (getattr(obj, "__module__", None) or "").startswith("srcgrad.runtime")
+
+
 def missing_rules(norm, active, stmt) -> MissingRuleError:
     """The error for the call at `stmt` and every other call like it in the function."""
     found = _missing(norm, active) or [(dotted_name(stmt.value.func),
@@ -56,11 +62,16 @@ def missing_rules(norm, active, stmt) -> MissingRuleError:
             lines.append(f"  {spelled}(...) at {loc}: a random draw given a differentiable "
                          "argument; draws are constants in srcgrad, so draw standard values and "
                          "transform them (mu + sigma * rng.standard_normal(n))")
+        elif _srcgrad_helper(obj):
+            lines.append(f"  {loc.text.strip()} at {loc}: srcgrad's forward rule for this line "
+                         f"calls {spelled}, which has no derivative rule yet, so srcgrad "
+                         "cannot take a second derivative through it")
         else:
             hint = " (a Python function: it needs a rule or readable source)" if (
                 callable(obj) and hasattr(obj, "__code__")) else ""
             lines.append(f"  {spelled} at {loc}{hint}")
-    ruled = [s for s, obj, _ in found if not isinstance(obj, (RandomDraw, TryBlock))]
+    ruled = [s for s, obj, _ in found
+             if not isinstance(obj, (RandomDraw, TryBlock)) and not _srcgrad_helper(obj)]
     advice = (f" Give each a rule with @srcgrad.defvjp({ruled[0]}) (see the README, "
               "'Custom derivative rules')." if ruled else "")
     which = "these calls" if len(found) > 1 else "this call"

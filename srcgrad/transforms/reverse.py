@@ -102,9 +102,11 @@ class _Reverser(Contributions):
                 continue
             line = getattr(stmt, "lineno", None)
             produced = self.statement(stmt)
-            if produced and line is not None and line != last:
-                last = line
-                out.append(line_comment(self.parsed, stmt, "grad of: "))
+            if produced and line is not None:
+                note = line_comment(self.parsed, stmt, "grad of: ")
+                if note.value.value != last:  # one note per user line (parse.py: generated
+                    last = note.value.value   # code's lines of one user line share it)
+                    out.append(note)
             out.extend(produced)
         return out
 

@@ -1,0 +1,99 @@
+"""Second order where it reached least (issue 17, remaining points): HVPs of recursive
+functions by reverse over forward (the recursion's pair helper `f__jvp_all__grad_all`),
+and errors of second-order code naming the user's file:line and names.
+
+Each HVP is checked against central differences of srcgrad's gradient and against JAX
+(where installed), numba on and off.
+"""
+import numpy as np
+import pytest
+
+import srcgrad
+
+EPS = 1e-5
+X = np.array([0.3, -0.5, 0.7])
+V = np.array([1.0, 0.5, -2.0])
+
+
+def chain(x, n):
+    """One recursive call per level, its argument changed on the way down."""
+    if n == 0:
+        return np.sum(np.sin(x) * x)
+    return np.cos(chain(x * 0.9, n - 1)) + np.sum(x ** 3) * 0.1
+
+
+def tree(x, n):
+    """Two recursive calls per level (Fibonacci-shaped), the value used twice."""
+    if n < 2:
+        return np.sum(np.exp(x * 0.5)) + n
+    a = tree(x, n - 1)
+    return a * 0.5 + np.sin(tree(x, n - 2)) * a * 0.1 + x[0] * x[1]
+
+
+def _fd_hvp(func, x, n, v, jit):
+    gradient = srcgrad.grad(func, jit=jit)
+    return (gradient(x + EPS * v, n) - gradient(x - EPS * v, n)) / (2 * EPS)
+
+
+def _jax_hvp(name, x, n, v):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    def chain_j(x, n):
+        if n == 0:
+            return jnp.sum(jnp.sin(x) * x)
+        return jnp.cos(chain_j(x * 0.9, n - 1)) + jnp.sum(x ** 3) * 0.1
+
+    def tree_j(x, n):
+        if n < 2:
+            return jnp.sum(jnp.exp(x * 0.5)) + n
+        a = tree_j(x, n - 1)
+        return a * 0.5 + jnp.sin(tree_j(x, n - 2)) * a * 0.1 + x[0] * x[1]
+    f = {"chain": chain_j, "tree": tree_j}[name]
+    return np.asarray(jax.jvp(jax.grad(lambda y: f(y, n)), (jnp.asarray(x),),
+                              (jnp.asarray(v),))[1])
+
+
+@pytest.mark.parametrize("func, n, jit", [(chain, 4, False), (tree, 5, False), (tree, 5, True)],
+                         ids=["chain-python", "tree-python", "tree-numba"])
+def test_recursive_hvp_is_reverse_over_forward(func, n, jit):
+    product = srcgrad.hvp(func, jit=jit)
+    assert product._reverse() is not None  # not n second-order JVPs
+    got = product(X, n, V)
+    np.testing.assert_allclose(got, _fd_hvp(func, X, n, V, jit), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got, _jax_hvp(func.__name__, X, n, V), rtol=1e-11, atol=1e-13)
+    h = srcgrad.hessian(func, jit=jit)(X, n)
+    np.testing.assert_allclose(h @ V, got, rtol=1e-10, atol=1e-12)
+
+
+def sorted_weights(x):
+    return np.sum(np.sort(x) * x)
+
+
+def test_a_missing_second_order_rule_names_the_users_line():
+    with pytest.raises(srcgrad.MissingRuleError) as info:
+        srcgrad.hvp(sorted_weights, jit=False)(X, V)
+    message = str(info.value)
+    assert "test_second_order_reach.py:" in message and "np.sort(x)" in message
+    assert "no derivative rule yet" in message
+    assert ".cache" not in message and "__jvp" not in message and "defvjp" not in message
+
+
+def test_second_order_code_is_commented_with_the_users_lines():
+    source = srcgrad.hvp(chain, jit=False)._reverse()[0].source
+    comments = [line for line in source.splitlines() if line.strip().startswith("# ")]
+    assert any("(test_second_order_reach.py:" in c for c in comments)
+    assert not any("__jvp_" in c for c in comments)
+    assert not any(a == b for a, b in zip(comments, comments[1:]))
+
+
+def test_generated_tangent_names_read_as_the_users():
+    from srcgrad.frontend.aliasing import UserNames
+    names = UserNames(None)
+    names.inlined.update({"_tan_best__cost__jvp1": ("_tan_best", "cost__jvp"),
+                          "total__cost__jvp1": ("total", "cost__jvp"),
+                          "z__h1": ("z", "h")})
+    assert names.show("_tan_best__cost__jvp1") == "the tangent of 'best'"
+    assert names.show("total__cost__jvp1") == "'total'"
+    assert names.show("z__h1") == "'z' (in h())"
