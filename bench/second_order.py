@@ -4,7 +4,10 @@ Jacobians, and the nested-derivative problems, written to bench/results/second_o
     python -m bench.second_order
 
 Times are medians of interleaved runs in this process (the first call, which
-transforms and compiles, is not counted).
+transforms and compiles, is not counted). The HVP / gradient tables time srcgrad's
+single-threaded compiled code by the thread's CPU time (time.thread_time): on a shared
+machine wall time adds whole scheduler slices (4 ms) to some runs and not others, which
+made kmeans's ratio read 10x in one session and 1.9x in the next.
 """
 from __future__ import annotations
 
@@ -19,15 +22,15 @@ from .problems import kmeans, lse, particle, saddle
 from .report import fmt_time
 
 
-def _median(calls: dict, runs: int = 7) -> dict:
+def _median(calls: dict, runs: int = 7, clock=time.perf_counter) -> dict:
     for call in calls.values():
         call()  # transform and compile
     times = {name: [] for name in calls}
     for _ in range(runs):
         for name, call in calls.items():
-            start = time.perf_counter()
+            start = clock()
             call()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(clock() - start)
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -54,9 +57,33 @@ def hvp_rows() -> list[str]:
              ("lse n=160000", lse.lse, (x,), np.ones_like(x))]
     for label, func, args, v in cases:
         g, h = srcgrad.grad(func), srcgrad.hvp(func)
-        t = _median({"grad": lambda: g(*args), "hvp": lambda: h(*args, v)})
+        t = _median({"grad": lambda: g(*args), "hvp": lambda: h(*args, v)}, 15, time.thread_time)
         rows.append(f"| {label} | {fmt_time(t['grad'])} | {fmt_time(t['hvp'])} | "
                     f"{t['hvp'] / t['grad']:.2f} |")
+    return rows
+
+
+def chain(x, n):
+    """A recursive function: one call per level, its argument changed on the way down."""
+    if n == 0:
+        return np.sum(np.sin(x) * x)
+    return np.cos(chain(x * 0.9, n - 1)) + np.sum(x ** 3) * 0.1
+
+
+def recursive_rows() -> list[str]:
+    """HVP / gradient of a recursive function (depth 20), against the n second-order JVPs
+    its HVP took before reverse mode went through the forward code's recursion."""
+    from srcgrad.api.second_order import _hvp_by_second_order
+    rows = []
+    for n in (10, 100, 1000):
+        x, v = np.random.default_rng(0).normal(size=n) * 0.1, np.ones(n)
+        g, h = srcgrad.grad(chain), srcgrad.hvp(chain)
+        t = _median({"grad": lambda: g(x, 20), "hvp": lambda: h(x, 20, v),
+                     "jvps": lambda: _hvp_by_second_order(h, (x, 20), v, x.shape)},
+                    5, time.thread_time)
+        rows.append(f"| n={n} | {fmt_time(t['grad'])} | {fmt_time(t['hvp'])} | "
+                    f"{t['hvp'] / t['grad']:.2f} | {fmt_time(t['jvps'])} | "
+                    f"{t['jvps'] / t['grad']:.1f} |")
     return rows
 
 
@@ -116,6 +143,10 @@ def main():
              "## HVP / gradient (srcgrad, numba)", "",
              "| function | gradient | hvp | hvp / gradient |", "|---|---|---|---|"]
     lines += hvp_rows()
+    lines += ["", "## Recursive function (depth 20): HVP / gradient", "",
+              "| size | gradient | hvp | hvp / gradient | n second-order JVPs (before) | "
+              "JVPs / gradient |", "|---|---|---|---|---|---|"]
+    lines += recursive_rows()
     lines += ["", "## Dense Hessian against JAX (jit)", "",
               "| size | srcgrad.hessian | jax.hessian | jax.jacfwd(jacrev) | srcgrad / jax.hessian |",
               "|---|---|---|---|---|"]

@@ -32,6 +32,7 @@ from ..analysis.activity import Activity, is_append, operation_rule, rule_argume
 from ..frontend.calls import Recursive
 from ..errors import MissingRuleError
 from .missing import missing_rules
+from .optimize import _Fold  # reverse mode's constant folding
 from ..frontend.normalize import Normalized
 from ..syntax import assign, call, const, function_def, name, with_comments
 from ..rules.forward import ELEMENTWISE, LINEAR, forward_rule
@@ -77,6 +78,14 @@ class _DropUnbroadcast(gast.NodeTransformer):
 
 def _drop_unbroadcast(node):
     return _DropUnbroadcast().visit(node)
+
+
+def _folded(term):
+    """`term` with constants folded as reverse mode folds them (`t * 2 * x ** (2 - 1)` is
+    `t * 2 * x`: a second derivative differentiates no power), unless that leaves a bare
+    name (another name for an array)."""
+    folded = _Fold().visit(copy.deepcopy(term))
+    return term if isinstance(folded, gast.Name) else folded
 
 
 def _total(terms):
@@ -212,7 +221,7 @@ class _Forward:
                 for q, _, part in parts:
                     if q == p:
                         stmts += [_drop_unbroadcast(s) for s in body]
-                        terms.append(_drop_unbroadcast(part))
+                        terms.append(_folded(_drop_unbroadcast(part)))
         elif kind == LINEAR:
             for p in params:
                 terms.append(self.replaced(value, passed[p], self.tangent_of(passed[p])))
