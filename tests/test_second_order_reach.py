@@ -97,3 +97,52 @@ def test_generated_tangent_names_read_as_the_users():
     assert names.show("_tan_best__cost__jvp1") == "the tangent of 'best'"
     assert names.show("total__cost__jvp1") == "'total'"
     assert names.show("z__h1") == "'z' (in h())"
+
+
+def mixed(x, y):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + np.sin(x[i] * y) * x[i - 1]
+    return s + np.sum(x ** 3) * y
+
+
+def _mixed_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    def f(x, y):
+        return jnp.sum(jnp.sin(x * y) * jnp.roll(x, 1)) + jnp.sum(x ** 3) * y
+    return jax, jnp, f
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_grad_of_grad_with_array_arguments(jit):
+    """grad(grad(f)) by each level's argument: the Hessian for x at both levels, the
+    mixed derivatives for x and a scalar y in either order."""
+    jax, jnp, fj = _mixed_jax()
+    y, xj = 0.7, jnp.asarray(X)
+    twice = srcgrad.grad(srcgrad.grad(mixed, jit=jit), jit=jit)
+    h = twice(X, y)
+    np.testing.assert_allclose(h, np.asarray(jax.hessian(fj)(xj, y)), rtol=1e-12, atol=1e-14)
+    gradient = srcgrad.grad(mixed, jit=jit)
+    columns = [(gradient(X + EPS * e, y) - gradient(X - EPS * e, y)) / (2 * EPS) for e in np.eye(3)]
+    np.testing.assert_allclose(h, np.stack(columns, axis=-1), rtol=1e-6, atol=1e-8)
+    x_then_y = srcgrad.grad(srcgrad.grad(mixed, wrt=0, jit=jit), wrt=1, jit=jit)(X, y)
+    np.testing.assert_allclose(x_then_y, np.asarray(jax.jacfwd(jax.grad(fj, 0), 1)(xj, y)),
+                               rtol=1e-12, atol=1e-14)
+    y_then_x = srcgrad.grad(srcgrad.grad(mixed, wrt=1, jit=jit), wrt=0, jit=jit)(X, y)
+    np.testing.assert_allclose(y_then_x, x_then_y, rtol=1e-12, atol=1e-14)
+
+
+def test_third_order_with_an_array_argument():
+    jax, jnp, fj = _mixed_jax()
+    thrice = srcgrad.grad(srcgrad.grad(srcgrad.grad(mixed, jit=False), jit=False), jit=False)
+    np.testing.assert_allclose(thrice(X, 0.7),
+                               np.asarray(jax.jacfwd(jax.hessian(fj))(jnp.asarray(X), 0.7)),
+                               rtol=1e-11, atol=1e-13)
+
+
+def test_grad_of_grad_of_a_recursive_function():
+    h = srcgrad.grad(srcgrad.grad(tree, jit=False), jit=False)(X, 4)
+    np.testing.assert_allclose(h, srcgrad.hessian(tree, jit=False)(X, 4), rtol=1e-12, atol=1e-14)

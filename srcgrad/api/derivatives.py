@@ -24,7 +24,7 @@ import numpy as np
 from .gradient import GradFunction, _plain, _wrt_names, numba_functions_too, prepare_inputs
 from .pickling import reduce_call, travels
 from .programs import cached_program
-from .second_order import (HessianVectorProduct, NestedGrad, forward_levels, hessian_function,
+from .second_order import (HessianVectorProduct, NestedGrad, hessian_function,
                            reverse_over_forward, second_derivative)
 from .shaping import basis, is_float, like, shaped, tree, zeros_of
 from . import pytree_derivatives, sparsity
@@ -244,11 +244,8 @@ def hessian(func, wrt=0, *, jit=True, sparse=False):
 
 
 def _hessian_program(func, name, jit):
-    """The generated program a Hessian runs: reverse over forward, or forward over forward
-    for a recursive function."""
-    if cached_program(func, [name], "forward", jit).resolved.recursive:
-        return forward_levels(func, [name] * 2, jit)[-1]
-    return reverse_over_forward(func, [name], True, jit)[0]
+    """The generated program a Hessian runs: reverse over forward."""
+    return reverse_over_forward(func, [name] * 2, jit)[0]
 
 
 class _Reported:

@@ -14,9 +14,10 @@
 - `second_derivative` is the Jacobian of a Jacobian (jacfwd(jacrev(f)) and friends):
   HVP columns for a scalar f differentiated twice by the same argument, else
   forward over forward, one second-order JVP per pair of unit vectors.
-- `NestedGrad` is grad(grad(f)) and deeper: every level but the outermost must be a
-  scalar argument (so the inner derivative is a scalar); the outermost may be an
-  array, differentiated by reverse mode over the inner levels' forward code.
+- `NestedGrad` is grad(grad(f)) and deeper, for scalar and array arguments at any level:
+  the derivative by each level's argument in turn (grad(grad(f))(x) is the Hessian):
+  second order by one reverse sweep of the inner level's forward code per element of
+  the inner argument (an HVP each), higher orders forward over forward.
 
 Each generated program is built once per process (programs.cached_program).
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import itertools
 import re
 import textwrap
 
@@ -67,17 +69,19 @@ def _fresh(taken, stem: str) -> str:
     return name
 
 
-def reverse_over_forward(func, names: list[str], with_direction: bool, jit: bool):
-    """(reverse-mode program, wrapper, wrapper's parameters) for the derivative of
-    f along names[:-1]'s forward levels (unit tangents, or the last parameter `v` when
-    `with_direction`), differentiated with respect to names[-1] by reverse mode."""
-    key = (func, tuple(names), with_direction, jit)
+def reverse_over_forward(func, names: list[str], jit: bool):
+    """(reverse-mode program, wrapper, wrapper's parameters) for the derivative of f along
+    names[:-1]'s forward levels, each with its direction (the wrapper's last parameters),
+    differentiated with respect to names[-1] by reverse mode. hvp is names [x, x]."""
+    key = (func, tuple(names), jit)
     if key in _WRAPPERS:
         return _WRAPPERS[key]
-    levels = forward_levels(func, names[:1] if with_direction else names[:-1], jit)
+    levels = forward_levels(func, names[:-1], jit)
     inner = levels[-1]  # the generated code of levels after the first reads no module data
     params = list(inspect.signature(func).parameters) + list(levels[0].resolved.data_globals)
-    tangents = [_fresh(set(params), "sg_v")] if with_direction else ["1.0"] * len(levels)
+    tangents = []
+    for _ in levels:
+        tangents.append(_fresh(set(params + tangents), "sg_v"))
     unpack = "sg_a1, sg_r"
     for k in range(2, len(levels) + 1):
         unpack = f"sg_a{k}, ({unpack})"
@@ -87,7 +91,7 @@ def reverse_over_forward(func, names: list[str], with_direction: bool, jit: bool
     source = _WRAPPER.format(
         version=__version__, qualname=func.__qualname__, name=stem,
         callee=_fresh(set(params), "sg_forward"), unpack=unpack,
-        params=", ".join(params + tangents[:with_direction]), inputs=", ".join(inputs))
+        params=", ".join(params + tangents), inputs=", ".join(inputs))
     path = cache.store(stem, cache.cache_key(source, "", func.__qualname__, {}), source)
     user = levels[0].resolved.parsed  # the wrapper's lines stand for the user's def line
     generated_lines(path, dict.fromkeys(range(1, source.count("\n") + 2),
@@ -148,7 +152,7 @@ class HessianVectorProduct:
         """The reverse-over-forward program, or None where reverse mode cannot go through
         the forward code (a callable with a forward rule only, from srcgrad.defjvp)."""
         try:
-            return reverse_over_forward(self.func, [self.name], True, self.jit)
+            return reverse_over_forward(self.func, [self.name] * 2, self.jit)
         except MissingRuleError:
             return None
 
@@ -226,9 +230,13 @@ def second_derivative(func, inner: str, outer: str, jit: bool):
 
 
 class NestedGrad:
-    """`grad(grad(f))` and deeper. Every level but the outermost differentiates by a
-    scalar argument (so what the outermost differentiates is a scalar); the outermost
-    argument may be an array (reverse mode over the inner levels' forward code)."""
+    """`grad(grad(f))` and deeper: the derivative of f by each level's argument in turn,
+    shaped like the levels' arguments one after the other, innermost first (an array x at
+    every level of grad(grad(f)) gives the Hessian, as jax.jacfwd(jax.grad(f)) does).
+    Second order with an array: reverse mode over the inner level's forward code, one
+    call per element of the inner argument (the Hessian's rows: one HVP each). Otherwise
+    forward over forward, one call per combination of the levels' elements (one call
+    when every argument is a scalar)."""
 
     def __init__(self, inner, wrt=0, *, jit=True):
         base = inner.base if isinstance(inner, NestedGrad) else inner.__wrapped__
@@ -246,35 +254,38 @@ class NestedGrad:
     def __call__(self, *args, **kwargs):
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        for name in self.levels[:-1]:
-            if np.ndim(bound.arguments[name]) != 0:
-                raise TypeError(f"srcgrad.grad of a gradient needs a scalar argument {name!r} "
-                                "in every inner level (the inner derivative must be a scalar); "
-                                "for arrays use srcgrad.hessian, srcgrad.hvp or srcgrad.jacfwd")
-        last = self.levels[-1]
-        if np.ndim(bound.arguments[last]) != 0:
-            return self._by_reverse(bound, args, kwargs)
+        shapes = [np.shape(bound.arguments[name]) for name in self.levels]
+        if len(self.levels) == 2 and shapes != [(), ()]:
+            return self._by_reverse(bound, shapes, args, kwargs)
         programs = forward_levels(self.base, self.levels, self.jit)
         _, inputs = prepare_inputs(programs[0], self._signature, sorted(set(self.levels)),
                                    args, kwargs)
-        result = programs[-1].compiled(*inputs, *([1.0] * len(self.levels)))
-        for _ in self.levels:
-            result = result[1]
-        return _plain(result)
+        entries = []
+        for directions in itertools.product(*(basis(shape) for shape in shapes)):
+            result = programs[-1].compiled(*inputs, *directions)
+            for _ in self.levels:
+                result = result[1]
+            entries.append(result)
+        if all(shape == () for shape in shapes):
+            return _plain(entries[0])
+        return _plain(np.array(entries, dtype=np.float64).reshape(sum(shapes, ())))
 
-    def _by_reverse(self, bound, args, kwargs):
+    def _by_reverse(self, bound, shapes, args, kwargs):
+        """Second order with an array: one reverse sweep per element of the inner argument."""
         first = cached_program(self.base, [self.levels[0]], "forward", self.jit)
-        if first.resolved.recursive:
-            raise NotImplementedError(
-                f"srcgrad.grad of a gradient of the recursive function {self.base.__qualname__} "
-                f"with respect to the array {self.levels[-1]!r}: use srcgrad.hvp or "
-                "srcgrad.hessian")
-        program, _, signature = reverse_over_forward(self.base, self.levels, False, self.jit)
+        program, _, signature = reverse_over_forward(self.base, self.levels, self.jit)
         _, inputs = prepare_inputs(first, self._signature, sorted(set(self.levels)), args, kwargs)
-        _, winputs = prepare_inputs(program, signature, [self.levels[-1]], tuple(inputs), {})
-        value, grads = program.compiled(*winputs)
-        _not_scalar(self.base, value, "grad")
-        return shaped(grads[0], bound.arguments[self.levels[-1]])
+        rows = []
+        for directions in itertools.product(*(basis(shape) for shape in shapes[:-1])):
+            _, winputs = prepare_inputs(program, signature, [self.levels[-1]],
+                                        (*inputs, *directions), {})
+            value, grads = program.compiled(*winputs)
+            _not_scalar(self.base, value, "grad")
+            rows.append(np.ravel(grads[0]))
+        out = np.stack(rows) if rows else np.zeros((0, int(np.prod(shapes[-1]))))
+        if all(shape == () for shape in shapes[:-1]):
+            return shaped(out[0], bound.arguments[self.levels[-1]])
+        return _plain(out.reshape(sum(shapes, ())))
 
     def __reduce__(self):
         return reduce_state(self)  # pickling.py: the function travels by value
