@@ -18,6 +18,8 @@ Touches only the backward sweep and only names srcgrad generated (`_adj_*`,
 5. Buffers one adjoint owns (owned.py, with its rules): resets of slots nothing
    reads again are dropped, copies nothing can change become views, and a new
    sum starting an adjoint is kept instead of copied.
+6. The adjoint of a read `v = a[I]` that starts as zeros and is only added into
+   accumulates straight into `_adj_a[I]` (targets.py, with its rule).
 """
 from __future__ import annotations
 
@@ -25,9 +27,11 @@ import operator
 
 import gast
 
+from ..analysis.activity import integer_names
 from ..syntax import is_comment, name as _name
 from .owned import mentions, own  # mentions: fuse, recompute and inverses import it from here
 from .reverse import Reversed
+from .targets import into_targets
 
 GENERATED = ("_adj_", "_r")
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -275,4 +279,5 @@ def optimize(rev: Reversed) -> Reversed:
     rev.backward = drop_empty(rev.backward)
     accumulate_in_place(rev.backward)
     own(rev.backward, keep)
+    into_targets(rev.backward, integer_names(rev.norm), keep)
     return rev
