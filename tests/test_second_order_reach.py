@@ -5,6 +5,8 @@ and errors of second-order code naming the user's file:line and names.
 Each HVP is checked against central differences of srcgrad's gradient and against JAX
 (where installed), numba on and off.
 """
+import types
+
 import numpy as np
 import pytest
 
@@ -35,24 +37,19 @@ def _fd_hvp(func, x, n, v, jit):
     return (gradient(x + EPS * v, n) - gradient(x - EPS * v, n)) / (2 * EPS)
 
 
-def _jax_hvp(name, x, n, v):
+def _in_jax(func):
+    """(jax, func with np standing for jax.numpy, its recursive calls too)."""
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
+    names = dict(func.__globals__, np=jnp)
+    names[func.__name__] = types.FunctionType(func.__code__, names, func.__name__)
+    return jax, names[func.__name__]
 
-    def chain_j(x, n):
-        if n == 0:
-            return jnp.sum(jnp.sin(x) * x)
-        return jnp.cos(chain_j(x * 0.9, n - 1)) + jnp.sum(x ** 3) * 0.1
 
-    def tree_j(x, n):
-        if n < 2:
-            return jnp.sum(jnp.exp(x * 0.5)) + n
-        a = tree_j(x, n - 1)
-        return a * 0.5 + jnp.sin(tree_j(x, n - 2)) * a * 0.1 + x[0] * x[1]
-    f = {"chain": chain_j, "tree": tree_j}[name]
-    return np.asarray(jax.jvp(jax.grad(lambda y: f(y, n)), (jnp.asarray(x),),
-                              (jnp.asarray(v),))[1])
+def _jax_hvp(func, x, n, v):
+    jax, f = _in_jax(func)
+    return np.asarray(jax.jvp(jax.grad(lambda y: f(y, n)), (x,), (v,))[1])
 
 
 @pytest.mark.parametrize("func, n, jit", [(chain, 4, False), (tree, 5, False), (tree, 5, True)],
@@ -62,7 +59,7 @@ def test_recursive_hvp_is_reverse_over_forward(func, n, jit):
     assert product._reverse() is not None  # not n second-order JVPs
     got = product(X, n, V)
     np.testing.assert_allclose(got, _fd_hvp(func, X, n, V, jit), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(got, _jax_hvp(func.__name__, X, n, V), rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(got, _jax_hvp(func, X, n, V), rtol=1e-11, atol=1e-13)
     h = srcgrad.hessian(func, jit=jit)(X, n)
     np.testing.assert_allclose(h @ V, got, rtol=1e-10, atol=1e-12)
 
@@ -106,22 +103,12 @@ def mixed(x, y):
     return s + np.sum(x ** 3) * y
 
 
-def _mixed_jax():
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    import jax.numpy as jnp
-
-    def f(x, y):
-        return jnp.sum(jnp.sin(x * y) * jnp.roll(x, 1)) + jnp.sum(x ** 3) * y
-    return jax, jnp, f
-
-
 @pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
 def test_grad_of_grad_with_array_arguments(jit):
     """grad(grad(f)) by each level's argument: the Hessian for x at both levels, the
     mixed derivatives for x and a scalar y in either order."""
-    jax, jnp, fj = _mixed_jax()
-    y, xj = 0.7, jnp.asarray(X)
+    jax, fj = _in_jax(mixed)
+    y, xj = 0.7, X
     twice = srcgrad.grad(srcgrad.grad(mixed, jit=jit), jit=jit)
     h = twice(X, y)
     np.testing.assert_allclose(h, np.asarray(jax.hessian(fj)(xj, y)), rtol=1e-12, atol=1e-14)
@@ -136,13 +123,22 @@ def test_grad_of_grad_with_array_arguments(jit):
 
 
 def test_third_order_with_an_array_argument():
-    jax, jnp, fj = _mixed_jax()
+    jax, fj = _in_jax(mixed)
     thrice = srcgrad.grad(srcgrad.grad(srcgrad.grad(mixed, jit=False), jit=False), jit=False)
     np.testing.assert_allclose(thrice(X, 0.7),
-                               np.asarray(jax.jacfwd(jax.hessian(fj))(jnp.asarray(X), 0.7)),
+                               np.asarray(jax.jacfwd(jax.hessian(fj))(X, 0.7)),
                                rtol=1e-11, atol=1e-13)
 
 
 def test_grad_of_grad_of_a_recursive_function():
     h = srcgrad.grad(srcgrad.grad(tree, jit=False), jit=False)(X, 4)
     np.testing.assert_allclose(h, srcgrad.hessian(tree, jit=False)(X, 4), rtol=1e-12, atol=1e-14)
+
+
+def count__jvp_all(x, n):
+    return np.sum(x) if n == 0 else count__jvp_all(x, n - 1) * 2.0
+
+
+def test_a_recursive_function_may_not_take_generated_codes_name():
+    with pytest.raises(srcgrad.SrcgradError, match="names ending in __jvp_all are srcgrad's"):
+        srcgrad.grad(count__jvp_all, jit=False)(X, 2)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import gast
 
 from .checkpoint_marks import mark_checkpoints
-from .check import check
+from .check import check, is_generated
 from .desugar import desugar
 from ..errors import MissingRuleError, SourceUnavailableError, SrcgradError, SrcgradSyntaxError
 from .parse import LINE_BLOCK, parse
@@ -70,7 +70,8 @@ def grad_all_name(func) -> str:
 def is_jvp_pair(name: str) -> bool:
     """Whether `name` is generated forward code's recursive helper `f__jvp_all`, which
     returns the pair (value, tangent): reverse mode over it (second order) needs the pair's
-    joint gradient, `f__jvp_all__grad_all` (pipeline.py), and links both parts (inline.py)."""
+    joint gradient, `f__jvp_all__grad_all` (pipeline.py), and links both parts (inline.py).
+    A recursive function of the user's may not end its name so (_Linker.recursive)."""
     return name.endswith("__jvp_all")
 
 
@@ -159,6 +160,11 @@ class _Linker:
                 f"srcgrad cannot differentiate the recursive call to {func.__qualname__}: it "
                 "takes *args or **kwargs; list its parameters explicitly",
                 owner.parsed.loc(call))
+        if is_jvp_pair(func.__name__) and not is_generated(func):
+            raise SrcgradSyntaxError(
+                f"srcgrad cannot differentiate the recursive function {func.__qualname__}: "
+                "names ending in __jvp_all are srcgrad's (its generated forward code); "
+                "rename the function", owner.parsed.loc(call))
         if not any(func is f for f in self.root.recursive):
             self.root.recursive.append(func)
         name = grad_all_name(func)
