@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import SrcgradError
 from .variables import Variable
 
 
@@ -128,9 +129,19 @@ def narrow_dtype(values):
     return narrow if narrow in _NARROW else None
 
 
-def _shaped_like(grad, arg):
+def _shaped_like(grad, arg, name: str | None = None):
     """A derivative with its argument's shape and float dtype (float64 unless the argument
-    is float32 or float16): a float for a Python float or float64 scalar."""
+    is float32 or float16): a float for a Python float or float64 scalar. A derivative with
+    another number of elements is an error naming the argument `name` (the caveat of
+    analysis/shape_classes.py)."""
+    if np.size(grad) != np.size(arg):
+        who, y = (f"argument '{name}'", name) if name else ("an argument", "x")
+        raise SrcgradError(
+            f"srcgrad computed a derivative of shape {np.shape(grad)} for {who} of shape "
+            f"{np.shape(arg)}: a value bound from it changed shape in a loop (for example "
+            f"`y = {y}`, then `y = y * 0.5 + v` broadcasts it in the first iteration), which "
+            f"srcgrad does not follow; give the value its loop shape before the loop "
+            f"(`y = {y} + np.zeros_like(v)`)")
     if isinstance(arg, np.ndarray):
         dtype = arg.dtype if arg.dtype in _NARROW else np.float64
         return np.asarray(grad, dtype=dtype).reshape(arg.shape)

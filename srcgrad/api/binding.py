@@ -32,6 +32,7 @@ import inspect
 import numpy as np
 
 from ..frontend.resolve import attribute_global, free_value
+from .arguments import _shaped_like
 
 SLOW = object()  # "this call takes the general path"
 _F64 = np.dtype(np.float64)
@@ -169,9 +170,9 @@ def fast_call(program, root, signature, wrt, many, with_value, finish_error):
             arg = args[k]
             if type(arg) is ndarray:
                 if not (type(g) is ndarray and g.dtype == f64 and g.shape == arg.shape):
-                    g = np.asarray(g, dtype=np.float64).reshape(arg.shape)
+                    g = _shaped_like(g, arg, names[k])
             elif type(g) is not float:
-                g = float(g)
+                g = _shaped_like(g, arg, names[k])
             out.append(g)
         result = tuple(out) if many else out[0]
         return (value, result) if with_value else result

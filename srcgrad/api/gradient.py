@@ -139,7 +139,7 @@ class GradFunction(metaclass=_Compiled):
         if np.ndim(value) != 0:
             self._non_scalar(value, program)
         if layout is None:
-            grads = tuple(_shaped_like(g, arguments[n]) for g, n in zip(grads, self.wrt))
+            grads = tuple(_shaped_like(g, arguments[n], n) for g, n in zip(grads, self.wrt))
         else:
             grads = layout.derivatives(arguments, dict(zip(layout.flat_wrt, grads)))
         result = grads if self._many else grads[0]

@@ -37,6 +37,7 @@ class Compiled:
     def __init__(self, module, function: str, helpers: list[str], path, line_map, describe,
                  jit=True):
         python_func = getattr(module, function)
+        jit = jit and not numba.config.DISABLE_JIT  # NUMBA_DISABLE_JIT=1: run as Python
         self.python = python_func
         self.module = module
         self.path = str(path)

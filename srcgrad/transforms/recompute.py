@@ -39,8 +39,9 @@ def is_restore(stmt) -> bool:
             and isinstance(stmt.targets[0], gast.Subscript)))
 
 
-def value_reads(stmt) -> set[str]:
-    """Names whose values `stmt` reads (shape-only helper arguments excluded)."""
+def value_reads(stmt, varying=frozenset()) -> set[str]:
+    """Names whose values `stmt` reads: shape-only helper arguments are excluded, but for
+    names in `varying` (whose shape may change between bindings) they count."""
     if isinstance(stmt, (gast.If, gast.While)):
         return {n.id for n in gast.walk(stmt.test) if isinstance(n, gast.Name)}
     if isinstance(stmt, gast.For):
@@ -49,10 +50,11 @@ def value_reads(stmt) -> set[str]:
     for node in gast.walk(stmt):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
             k = _SHAPE_ONLY.get(node.func.id)
-            if k is not None and k < len(node.args) and isinstance(node.args[k], gast.Name):
-                shape_only.add(id(node.args[k]))
-            elif k is not None and k < len(node.args) and isinstance(node.args[k], gast.Tuple):
-                shape_only |= {id(e) for e in node.args[k].elts if isinstance(e, gast.Name)}
+            if k is None or k >= len(node.args):
+                continue
+            arg = node.args[k]
+            shape_only |= {id(e) for e in (arg.elts if isinstance(arg, gast.Tuple) else [arg])
+                           if isinstance(e, gast.Name) and e.id not in varying}
     return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load) and id(n) not in shape_only}
 
@@ -148,7 +150,7 @@ def _candidates(forward: list, inputs) -> dict:
     return candidates
 
 
-def rematerialize(rev: Reversed) -> None:
+def rematerialize(rev: Reversed, varying=frozenset()) -> None:
     """Recompute cheap temporaries where the backward sweep reads them, instead of taping.
 
     A temporary assigned once per iteration and read only later in the same
@@ -168,6 +170,7 @@ def rematerialize(rev: Reversed) -> None:
                 continue
             block.remove(stmt)
             first = next((k for k, s in enumerate(block)
-                          if any(t in value_reads(r) for b in blocks([s]) for r in b)), None)
+                          if any(t in value_reads(r, varying) for b in blocks([s]) for r in b)),
+                         None)
             if first is not None:
                 block.insert(first, gast.copy_location(assign(t, copy.deepcopy(cheap[t])), stmt))

@@ -49,6 +49,8 @@ import gast
 import copy
 import itertools
 
+from ..analysis.activity import integer_names
+from ..analysis.shape_classes import shape_varying
 from .optimize import blocks, drop_empty, written
 from ..syntax import assign, call, const, insert_before, method, name, remove
 from .inverses import counters, dead_writes_back
@@ -66,7 +68,7 @@ def _undone(stmt) -> set[str]:
     return {written(s) for b in blocks([stmt]) for s in b if is_restore(s) or _is_list_undo(s)}
 
 
-def _read_after_undo(backward: list) -> set[str]:
+def _read_after_undo(backward: list, varying) -> set[str]:
     """Names the backward sweep reads at a point where an undo step may already have run.
 
     A read before any undo of a name sees the forward sweep's final value,
@@ -77,7 +79,7 @@ def _read_after_undo(backward: list) -> set[str]:
     undone, needed = set(), set()
     for stmt in backward:
         reads = {n for b in blocks([stmt]) for s in b
-                 if not (is_restore(s) or _is_list_undo(s)) for n in value_reads(s)}
+                 if not (is_restore(s) or _is_list_undo(s)) for n in value_reads(s, varying)}
         reads |= {n.id for b in blocks([stmt]) for s in b  # a write back's index: y[m] = ...
                   if is_restore(s) and isinstance(s.targets[0], gast.Subscript)
                   for n in gast.walk(s.targets[0].slice) if isinstance(n, gast.Name)}
@@ -88,10 +90,11 @@ def _read_after_undo(backward: list) -> set[str]:
 
 
 def record(rev: Reversed) -> Reversed:
-    rematerialize(rev)
+    varying = shape_varying(rev.forward, rev.norm.inputs, integer_names(rev.norm))
+    rematerialize(rev, varying)
     while True:  # dropping undo steps can empty a branch whose test then needs no undo
         before = sum(len(b) for b in blocks(rev.backward))
-        needed = _read_after_undo(rev.backward)
+        needed = _read_after_undo(rev.backward, varying)
         dead = {id(s) for s in dead_writes_back(rev.backward)}
         for block in blocks(rev.backward):
             block[:] = [s for s in block if id(s) not in dead and not (
@@ -106,9 +109,9 @@ def record(rev: Reversed) -> Reversed:
     inverted = _invert_counters(rev, names, restores)
     integers = {written(s) for s in inverted.values()}
     before = _record_before(rev, [s for s in restores if isinstance(s.targets[0], gast.Name)
-                                  and id(s) not in inverted], integers)
+                                  and id(s) not in inverted], integers, varying)
     names -= {written(s) for s in before} | integers
-    names -= _record_by_iteration(rev, names, restores)
+    names -= _record_by_iteration(rev, names - varying, restores)  # a stack takes any shape
     _instrument(rev.forward, names, {k: t for k, t in rev.write_tapes.items() if t in sites})
     inputs = [name_ for name_ in rev.norm.inputs if name_ in names]
     tapes = sorted({n.id for b in itertools.chain(blocks(rev.backward), blocks(rev.forward))
@@ -170,7 +173,7 @@ def _defined_first(forward: list, inputs) -> dict:
     return first
 
 
-def _record_before(rev: Reversed, restores: list, integers: set[str]) -> list:
+def _record_before(rev: Reversed, restores: list, integers: set[str], varying) -> list:
     """Tape per assignment site, recording the value it overwrites (see module doc).
 
     For a name certainly bound before each reassignment, each site records
@@ -179,8 +182,8 @@ def _record_before(rev: Reversed, restores: list, integers: set[str]) -> list:
     from an array preallocated by trip count when the site runs once per
     iteration of an outermost `for` loop without `break` (the loop is recast).
     The first binding needs no undo: nothing before it reads the name. An
-    array tape of `integers` (counters, inverses.py) holds ints (`tape_like`).
-    Returns the restores converted.
+    array tape of `integers` (counters, inverses.py) holds ints (`tape_like`); a name whose
+    shape may vary (analysis/shape_classes.py) goes on a stack. Returns the restores converted.
     """
     first = _defined_first(rev.forward, rev.norm.inputs)
     places = _places(rev.forward)
@@ -196,7 +199,8 @@ def _record_before(rev: Reversed, restores: list, integers: set[str]) -> list:
             site = rev.restore_sites[id(undo)]
             tape = f"_tape_{var}" if len(live) == 1 else f"_tape_{var}__{k}"
             block, loop = places[id(site)]
-            index = _iteration_index(loop) if loop is not None and block is loop.body else None
+            index = _iteration_index(loop) if loop is not None and block is loop.body \
+                and var not in varying else None
             if index is not None:
                 undo.value = gast.Subscript(value=name(tape), slice=index, ctx=gast.Load())
                 size = call("trip_count", *_bounds(loop))
