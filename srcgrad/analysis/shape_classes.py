@@ -1,36 +1,38 @@
-"""Which names hold a value of the same shape every time they are bound.
+"""Which names may hold values of different shapes at different bindings.
 
 The backward sweep reads some values only for their shape and type
 (`unbroadcast(g, v)`, `zeros_like(v)`; recompute.py's `_SHAPE_ONLY`). Such a
 read needs no recording only if the value the name holds at the end of the
 forward sweep has the shape it had at the forward point the read stands for.
 `shape_varying(body, inputs, ints)` returns the names for which that is not
-shown: `m[j:]` inside `for j`, a carried `y = a` then `y = y * 0.5 + v` that
-turns a scalar into an array, a name bound in two branches to `x[:2]` and `x`.
+shown; record.py then treats their shape-only reads as value reads (the name
+is recomputed or recorded, on a stack, which takes any shape).
 
-Guarantee: a name bound in `body` and not returned holds, at every binding in
-every run, a value of one shape (its *class*). Classes are compared as
-expressions over *atoms*, each of which has one shape in a run:
-- a name bound at most once (a parameter never reassigned, a name assigned
-  once outside every loop), or never bound here (a global), is an atom;
-- a value computed from fixed values only (constants, atoms' values, shapes
-  of classed values, ints of a range loop's kind: `x[i]` drops an axis
-  whatever int `i` holds) is an atom;
-- an elementwise expression has the broadcast of its operands' classes (the
-  union of their atom sets; a scalar has the empty set), a reduction without
-  an axis is a scalar, and a call of a function whose result's shape follows
-  its operands' shapes (`np.dot(a, b)`) is an atom of the call and their
-  classes;
-- a name bound several times (a carried value) is one atom `carried n` when
-  each binding either has class `{carried n}` (it keeps n's shape: `y = y +
-  h * y`) or has one common class K0 that does not mention n (its first
-  value: `y = x`). This is an inductive invariant: the first binding that
-  runs cannot read n, so it is one of the K0 bindings, and each later one
-  keeps the shape. The assumption is optimistic and withdrawn to a fixed
-  point: a name whose bindings fail it, or whose class reads a withdrawn
-  name, varies.
-Anything else (a slice with a bound that changes, an index that may be an
-integer array or a mask, an unknown call of changing operands) varies.
+Each expression gets a *class*: a set of atoms whose broadcast is its shape.
+- Fixed atoms: a name bound at most once in a run (a parameter never
+  reassigned, a name assigned once outside loops or in exclusive arms of an
+  `if`: `_retval`), a global, a value computed from fixed values only
+  (`n = x.shape[0]`), an array made from a fixed shape (`np.zeros(n)` and
+  `np.ones(n)` share one), `x[i]` with an int `i` of any value (it drops an
+  axis), and calls whose shape follows their operands' classes (`np.dot`).
+- Elementwise expressions have the union of their operands' classes (a
+  scalar has the empty set); whole reductions and `math.*` are scalars.
+- A name bound several times is the atom `carried n` when every binding that
+  reads n broadcasts `carried n` with atoms in which n appears only through
+  its shape (`np.empty(n.shape)`), an element (`n[i]`) or a product with a
+  fixed left operand (`W @ n`): such a binding keeps n's shape. The
+  assumption is optimistic and withdrawn to a fixed point: a name whose
+  bindings fail it, or whose class reads a withdrawn name, varies.
+Anything else varies: a slice whose bound changes (`x[j:]` in `for j`), an
+index that may be an integer array or a mask, `np.zeros(j)`, `y = y[1:]`, an
+unknown call of changing operands, and whatever is computed from those.
+
+Caveats (assumed, not shown): bindings of n that do not read n are taken to
+agree in shape with each other and with the loop's (the value a loop starts
+from, `y = a` then `y = y * 0.5 + v`, and two places binding n in one loop,
+`t = x[:2]` in one branch and `t = x` in the other). The first is caught
+where it matters: the derivative then has another size than its argument,
+which api/arguments.py reports as an error naming the argument.
 """
 from __future__ import annotations
 
@@ -296,11 +298,11 @@ class _Classes:
     def holds(self, n) -> bool:
         """Whether n's bindings, under the current assumptions, keep one shape in the loops.
 
-        The bindings in loops that do not read n must share one class. A binding that reads
-        n keeps its shape when its class is n's own atom broadcast with others in which n
-        appears only through its shape (`np.empty(n.shape)`), an element (`n[i]`) or a
-        product with a fixed matrix (`W @ n`). Bindings outside loops are the values a loop
-        starts from; that they have the loop's shape is assumed (the module's caveat)."""
+        A binding that reads n keeps its shape when its class is n's own atom broadcast with
+        others in which n appears only through its shape (`np.empty(n.shape)`), an element
+        (`n[i]`) or a product with a fixed matrix (`W @ n`). Bindings that do not read n
+        have classes of their own, each fixed; that they agree is assumed (the module's
+        caveats: the value a loop starts from, and two places binding n in one loop)."""
         bindings = self.bound[n]
         if self.fixed_once(n):
             return True
@@ -310,9 +312,8 @@ class _Classes:
         classes = [(self._binding(n, v), w is None) for v, w in bindings]
         if any(k is None for k, _ in classes):
             return False
-        firsts = {k for k, in_loop in classes if in_loop and not any(mine in _atoms(a) for a in k)}
-        return len(firsts) <= 1 and all(
-            a == mine or _safe(a, mine) for k, _ in classes if k not in firsts for a in k)
+        firsts = {k for k, _ in classes if not any(mine in _atoms(a) for a in k)}
+        return all(a == mine or _safe(a, mine) for k, _ in classes if k not in firsts for a in k)
 
 
 def _safe(node, mine) -> bool:
