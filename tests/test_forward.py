@@ -319,6 +319,8 @@ def test_hessian_of_a_vector_function_is_an_error():
         srcgrad.hessian(lambda x: x * 2.0, jit=False)(np.ones(2))
 
 
-def test_grad_of_grad_needs_a_scalar_argument():
-    with pytest.raises(TypeError, match="needs a scalar argument 'x'"):
-        srcgrad.grad(srcgrad.grad(newton_sqrt_vector, jit=False), jit=False)(np.ones(2))
+def test_grad_of_grad_of_an_array_argument_is_the_hessian():
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(
+        srcgrad.grad(srcgrad.grad(newton_sqrt_vector, jit=False), jit=False)(x),
+        srcgrad.hessian(newton_sqrt_vector, jit=False)(x), rtol=1e-12, atol=1e-14)

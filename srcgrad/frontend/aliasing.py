@@ -93,8 +93,9 @@ class UserNames:
         base = re.sub(r"__\d+$", "", name)
         if base in self.inlined:
             user, callee = self.inlined[base]
-            if re.search(r"__jvp(_all)?$", callee):  # generated forward code (second order)
-                return _tangent_of(re.sub(r"__\d+$", "", user))
+            if re.search(r"__jvp(_all)?$", callee):  # generated forward code (second order):
+                user, tangents = re.subn(r"^_tan_", "", re.sub(r"__\d+$", "", user))
+                return "the tangent of " * tangents + repr(user)  # _tan_y: y's tangent
             return f"{user!r} (in {callee}())"
         return repr(base)
 
@@ -117,13 +118,6 @@ class UserNames:
 
     def is_generated(self, name: str) -> bool:
         return bool(_GENERATED.search(name)) and name not in self.hoisted
-
-
-def _tangent_of(name: str) -> str:
-    """A name of generated forward code as the user knows it: `_tan_y` is y's tangent."""
-    if name.startswith("_tan_"):
-        return f"the tangent of {_tangent_of(name[5:])}"
-    return repr(name)
 
 
 def source_text(loc) -> str:
