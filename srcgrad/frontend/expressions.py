@@ -5,8 +5,9 @@ statement assigning a temporary, and its operands atoms (normalize.py lists the 
 - Operands are evaluated left to right, once; `a if c else b`, `a and b`,
   `a or b` and `a < b < c` evaluate only what Python would, as `if` statements
   assigning one target.
-- A value read from an array the function writes into later is kept as a
-  `snapshot` when a name holds it.
+- A value read from an array the function writes into later (an element or a
+  slice, `.T`, or a view-making call: trees.VIEWS and their methods) is kept as
+  a `snapshot` when a name holds it.
 - A joining call's first argument (`np.concatenate((a, b))`) stays a tuple
   display of atoms (rules/joining.py).
 """
@@ -17,7 +18,24 @@ import gast
 from ..rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
 from ..syntax import dotted_name, name as _name
 from .comprehensions import LIST_READERS
-from .trees import chain_root, snapshot_of
+from .trees import VIEWS, chain_root, snapshot_of
+
+_VIEW_METHODS = {"transpose", "reshape", "ravel", "swapaxes", "squeeze", "view"}
+
+
+def _viewed(node):
+    """The array `node` may be a view of (`x` in `x[i]`, `x.T`, `np.reshape(x, s)`,
+    `x.ravel()`), else None."""
+    if isinstance(node, gast.Subscript):
+        return node.value
+    if isinstance(node, gast.Attribute) and node.attr == "T":
+        return node.value
+    if isinstance(node, gast.Call) and dotted_name(node.func) in VIEWS and node.args:
+        return node.args[0]
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+            and node.func.attr in _VIEW_METHODS:
+        return node.func.value
+    return None
 
 
 class Expressions:
@@ -49,8 +67,9 @@ class Expressions:
         if getattr(node, "callee", None) is not None:
             result = self.call_user(node)
             return self._store(result, target) if target else result
-        if isinstance(node, gast.Subscript) and chain_root(node.value) in self.mutated:
-            # x[0] of an array written later may be a view: keep the values read now
+        if chain_root(_viewed(node)) in self.mutated:
+            # x[0], x.T, np.reshape(x, s) of an array written later may be a view: keep
+            # the values read now (the backward sweep reads them after the writes)
             view = self._store(self.operation(node), None)
             return self._store(snapshot_of(view), target)
         return self._store(self.operation(node), target)
