@@ -1,8 +1,10 @@
 """Correctness corpus for reads passed to helpers and adjoints accumulated into their slots.
 
-Two rewrites (issue 13): an inlined helper's parameter passed `a[...]` is bound
+Three rewrites (issue 13): an inlined helper's parameter passed `a[...]` is bound
 to the read itself (frontend/inline.py, `bound_to_read`), so the backward sweep
-reads it again instead of recording a copy per call; and the adjoint of a read
+reads it again instead of recording a copy per call; a name bound to a helper's
+result takes the result's last operation (`g = 1.0 / _t5`, not a copy of a
+temporary: the backward sweep recomputes or records g itself); and the adjoint of a read
 `v = a[I]` that starts as zeros and is only added into accumulates straight
 into `_adj_a[I]` (transforms/targets.py). Wrong rules would show where the same
 slot is read twice, where the array read from is written later, where a helper
@@ -150,6 +152,37 @@ def rows_of_rows(T):
     return total
 
 
+def _gate(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def results_named(x, W):
+    """lstm's shape: names bound to a helper's result (its last operation, after C3),
+    read by the backward sweep of later statements."""
+    h = x * 0.5
+    total = 0.0
+    for t in range(3):
+        g = _gate(W[t] * h)
+        u = _gate(h + g)
+        h = g * u + h * (1.0 - g)
+        total += np.sum(h * g)
+    return total
+
+
+def _step(v):
+    return v * 0.9 + np.sin(v)
+
+
+def result_reads_target(x):
+    """`v = f(v)` in a loop: the result's operation reads the name it is bound to."""
+    v = x * 1.0
+    total = 0.0
+    for t in range(3):
+        v = _step(v)
+        total += np.sum(v * v) * (t + 1.0)
+    return total
+
+
 def _case(func, make_args, wrt=0):
     return pytest.param(func, make_args, wrt, id=func.__name__)
 
@@ -171,6 +204,9 @@ CASES = [
     _case(whole_adjoint_read, lambda: (_rng(9).normal(size=(3, 3)),)),
     _case(tuple_slices, lambda: (_rng(10).normal(size=(3, 5)),)),
     _case(rows_of_rows, lambda: (_rng(11).normal(size=(2, 3, 2)),)),
+    _case(results_named, lambda: (_rng(12).normal(size=3), _rng(13).normal(size=(3, 3))),
+          (0, 1)),
+    _case(result_reads_target, lambda: (_rng(14).normal(size=4),)),
 ]
 
 
@@ -193,6 +229,8 @@ def test_forms():
     assert "= _adj_P[idx]" not in backward, backward
     backward = _backward(srcgrad.grad(tuple_slices, jit=False).source)
     assert "_adj_v = _adj_A[i, 1:4]" in backward, backward
+    source = srcgrad.grad(results_named, wrt=(0, 1), jit=False).source
+    assert "g = 1.0 / " in source and "_tape_g" not in source, source
 
 
 def _backward(source):
@@ -200,4 +238,4 @@ def _backward(source):
 
 
 def test_corpus_size_and_distinct_names():
-    check_corpus(CASES, globals(), minimum=10)
+    check_corpus(CASES, globals(), minimum=12)

@@ -8,7 +8,9 @@ place.
   reads, passed a user variable nothing writes into, is that variable in the
   copy (`shared_parameters`); a parameter the callee neither assigns nor writes
   into, passed an element or slice `a[...]`, is bound to that read itself
-  (`cam__f1 = cams[i]`, not `_t2 = cams[i]; cam__f1 = _t2`: `bound_to_read`).
+  (`cam__f1 = cams[i]`, not `_t2 = cams[i]; cam__f1 = _t2`: `bound_to_read`),
+  and a name bound to a call's result takes the result's last operation
+  (`forget = 1.0 / _t25`, not `_t26 = 1.0 / _t25; forget = _t26`; normalize.py).
 - A callee never writes into an array of the caller's: it must rebind the
   parameter to a new array first on every path (`u = u.copy()`), else the call
   is refused; a callee that only reads an array the caller writes into later
@@ -105,14 +107,27 @@ class Inliner:
         under recompute.py's rule, where a copy `cam__f1 = _t2` was recorded once
         per call: a row per iteration for `f(cams[i])` in a loop.
         """
-        if not (isinstance(value, gast.Name) and _TEMP.match(value.id)):
+        return self.rename_temporary(value, lambda: self.define(param),
+                                     lambda v: isinstance(v, gast.Subscript))
+
+    def rename_temporary(self, atom, new, accept, name: str | None = None) -> bool:
+        """Rename the temporary `atom` (`_tK`) to `new()` where this block assigns it, when
+        `accept(its value)` and nothing after that assignment mentions it, or `name` (the
+        new name, when known: the assignment moves up to there). A parameter's new name
+        cannot be mentioned there: it has this copy's own suffix, fixed after the
+        arguments were evaluated."""
+        if not (isinstance(atom, gast.Name) and _TEMP.match(atom.id)):
             return False
-        for stmt in reversed(self.blocks[-1]):
+        block = self.blocks[-1]
+        for k in range(len(block) - 1, -1, -1):
+            stmt = block[k]
             if (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-                    and stmt.targets[0].id == value.id):
-                if not isinstance(stmt.value, gast.Subscript):
+                    and stmt.targets[0].id == atom.id):
+                if not accept(stmt.value) or any(
+                        isinstance(n, gast.Name) and n.id in (atom.id, name)
+                        for later in block[k + 1:] for n in gast.walk(later)):
                     return False
-                stmt.targets[0].id = self.define(param)
+                stmt.targets[0].id = new()
                 return True
         return False
 

@@ -265,7 +265,9 @@ class _Normalizer(Expressions, Inliner):
             if isinstance(resolved, gast.Name) and resolved.id == ssa:
                 self.emit(gast.Pass())  # `x = x` (a name not versioned): nothing happens
                 return
-            self.assign(ssa, resolved)
+            if getattr(value, "callee", None) is None or not self.rename_temporary(
+                    resolved, lambda: ssa, lambda v: not {ssa, target.id} & reads(v), ssa):
+                self.assign(ssa, resolved)  # (`y = f(x)`: y takes f's last operation)
             (self.lists.add if isinstance(value, gast.List) else self.lists.discard)(ssa)
             return
         # Tuple target: evaluate the whole right-hand side before binding any name.
