@@ -196,8 +196,10 @@ class _Classes:
             return self._union([e.operand])
         if isinstance(e, gast.Compare):
             return self._union([e.left, *e.comparators])
-        if isinstance(e, gast.Attribute) and e.attr in ("T", "real", "imag"):
-            return self._atom(e.attr, [self.of(e.value)])
+        if isinstance(e, gast.Attribute) and e.attr in ("real", "imag"):
+            return self.of(e.value)
+        if isinstance(e, gast.Attribute) and e.attr == "T":
+            return self._atom("T", [self.of(e.value)])
         if isinstance(e, gast.Subscript) and _whole(e.slice):
             return self.of(e.value)  # x[::-1], x[:, ::-1]: every element, in some order
         if isinstance(e, gast.Subscript):
@@ -309,11 +311,11 @@ class _Classes:
         if len(bindings) == 1:
             return self.of_name(n) is not None
         mine = ("carried", n)
-        classes = [(self._binding(n, v), w is None) for v, w in bindings]
-        if any(k is None for k, _ in classes):
+        classes = [self._binding(n, v) for v, _ in bindings]
+        if any(k is None for k in classes):
             return False
-        firsts = {k for k, _ in classes if not any(mine in _atoms(a) for a in k)}
-        return all(a == mine or _safe(a, mine) for k, _ in classes if k not in firsts for a in k)
+        return all(a == mine or _safe(a, mine) for k in classes
+                   if any(mine in _atoms(a) for a in k) for a in k)
 
 
 def _safe(node, mine) -> bool:
