@@ -48,7 +48,7 @@ _ELEMENTWISE = {
     "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "where", "asarray", "isnan",
     "isfinite", "logical_and", "logical_or", "logical_not", "heaviside", "copysign", "mod",
     "fmod", "true_divide", "divide", "multiply", "add", "subtract",
-    "tie_share", "select_where",  # srcgrad's runtime, in forward-mode code
+    "tie_share", "select_where", "sum_start",  # srcgrad's runtime (forward mode, sums)
 }
 # Whole reductions give a scalar (called with the array alone).
 _REDUCTIONS = {"sum", "mean", "prod", "max", "min", "amax", "amin", "std", "var", "norm",
@@ -56,15 +56,16 @@ _REDUCTIONS = {"sum", "mean", "prod", "max", "min", "amax", "amin", "std", "var"
                "count_nonzero", "median", "vdot", "logsumexp"}
 # Result shapes that follow the shapes of the array operands (the others must be fixed values).
 _SHAPE_FOLLOWS = {"dot": 2, "matmul": 2, "outer": 2, "inner": 2, "solve": 2, "kron": 2,
-                  "cross": 2, "inv": 1, "transpose": 1, "roll": 1, "flip": 1, "sort": 1,
-                  "cumsum": 1, "cumprod": 1, "diff": 1, "ravel": 1, "flatten": 1,
-                  "diag": 1, "cholesky": 1, "tril": 1, "triu": 1, "fliplr": 1, "flipud": 1,
-                  "sum": 1, "mean": 1, "prod": 1, "max": 1, "min": 1, "amax": 1, "amin": 1,
+                  "cross": 2, "inv": 1, "transpose": 1, "cumsum": 1, "cumprod": 1, "diff": 1,
+                  "ravel": 1, "flatten": 1, "diag": 1, "cholesky": 1, "sum": 1, "mean": 1, "prod": 1, "max": 1, "min": 1, "amax": 1, "amin": 1,
                   "std": 1, "var": 1, "norm": 1}
-# Array constructors from a shape, and from another array's shape.
+# Array constructors from a shape, and calls whose result has their first argument's shape
+# (whatever their other arguments: np.roll(u, k), np.sort(a, axis=0)).
 _CONSTRUCTORS = {"zeros", "ones", "empty", "full"}
 _LIKE = {"zeros_like", "ones_like", "empty_like", "full_like", "snapshot", "copy",
-         "ascontiguousarray", "axis_extremum_share"}
+         "ascontiguousarray", "axis_extremum_share", "roll", "flip", "fliplr", "flipud",
+         "sort", "argsort", "tril", "triu", "nan_to_num", "round", "around", "roll_back",
+         "stop_gradient", "unit_like"}
 _SCALAR = frozenset()
 
 
@@ -304,14 +305,16 @@ class _Classes:
         others in which n appears only through its shape (`np.empty(n.shape)`), an element
         (`n[i]`) or a product with a fixed matrix (`W @ n`). Bindings that do not read n
         have classes of their own, each fixed; that they agree is assumed (the module's
-        caveats: the value a loop starts from, and two places binding n in one loop)."""
+        caveats: the value a loop starts from, whose class is not needed, and two places
+        binding n in one loop)."""
         bindings = self.bound[n]
         if self.fixed_once(n):
             return True
         if len(bindings) == 1:
             return self.of_name(n) is not None
         mine = ("carried", n)
-        classes = [self._binding(n, v) for v, _ in bindings]
+        in_loops = any(w is None for _, w in bindings)  # then the others are starting values
+        classes = [self._binding(n, v) for v, w in bindings if w is None or not in_loops]
         if any(k is None for k in classes):
             return False
         return all(a == mine or _safe(a, mine) for k in classes
