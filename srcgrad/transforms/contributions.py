@@ -4,7 +4,8 @@ of the names it reads.
 `Contributions` is a part of reverse.py's `_Reverser`. Guarantees:
 - A copy `t = v` adds `_adj_t` to `_adj_v`; a read `t = x[idx]` adds it into the
   slot, `_adj_x[idx] += _adj_t` (`add_at` when idx may be an integer array or a
-  mask); a list display adds item k to element k's adjoint.
+  mask; `add_cotangents`, item by item, for a slice of a list, where `+=` would
+  join the lists); a list display adds item k to element k's adjoint.
 - Any other operation inlines its rule's template (templates.py) and adds each
   cotangent to its argument's adjoint; the elements of a display a joining call
   takes get item k each; a custom rule's cotangent is shape-checked at run time.
@@ -17,7 +18,8 @@ import inspect
 
 import gast
 
-from ..analysis.activity import differentiable, operation_rule, plain_index, rule_arguments
+from ..analysis.activity import (differentiable, is_append, operation_rule, plain_index,
+                                 rule_arguments)
 from ..errors import MissingRuleError, SrcgradError
 from ..rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
 from ..syntax import assign, call, const, name
@@ -36,6 +38,16 @@ class Contributions:
     def accumulate(self, var: str, expr):
         return assign(adj(var), gast.BinOp(left=name(adj(var)), op=gast.Add(), right=expr))
 
+    def list_names(self) -> set[str]:
+        """Names bound to a list display or appended to (cached)."""
+        if getattr(self, "_list_names", None) is None:
+            self._list_names = {
+                n.value.func.value.id if is_append(n) else n.targets[0].id
+                for n in gast.walk(gast.Module(body=self.norm.body, type_ignores=[]))
+                if is_append(n) or isinstance(n, gast.Assign) and isinstance(
+                    n.targets[0], gast.Name) and isinstance(n.value, gast.List)}
+        return self._list_names
+
     def contributions(self, stmt, target, value) -> list:
         g = name(adj(target))
         if not differentiable(value, self.norm):
@@ -50,6 +62,10 @@ class Contributions:
                 return [gast.Expr(value=call("add_at", name(adj(base)),
                                              index_value(value.slice), g))]
             slot = gast.Subscript(value=name(adj(base)), slice=value.slice, ctx=gast.Store())
+            if isinstance(value.slice, gast.Slice) and base in self.list_names():
+                # a list's slice is a new list, and `+=` on it would join: item by item
+                read = gast.Subscript(value=name(adj(base)), slice=value.slice, ctx=gast.Load())
+                return [gast.Assign(targets=[slot], value=call("add_cotangents", read, g))]
             return [gast.AugAssign(target=slot, op=gast.Add(), value=g)]
         if isinstance(value, gast.List):  # hs = [a, b]: each element's adjoint is a slot
             return [self.accumulate(e.id, gast.Subscript(value=g, slice=const(k), ctx=gast.Load()))
