@@ -63,6 +63,15 @@ def binop(left, op, right):
     return gast.BinOp(left=left, op=op, right=right)
 
 
+def blocks(body):
+    """`body` and every nested statement list of its `if`/`for`/`while`, outermost first."""
+    yield body
+    for stmt in body:
+        for field in ("body", "orelse"):
+            if isinstance(stmt, (gast.If, gast.For, gast.While)) and getattr(stmt, field):
+                yield from blocks(getattr(stmt, field))
+
+
 def function_def(called: str, params: list[str], body: list) -> gast.FunctionDef:
     """`def called(params...): body`, plain positional parameters, no decorators."""
     args = gast.arguments(args=[gast.Name(id=p, ctx=gast.Param(), annotation=None,

@@ -94,8 +94,9 @@ class UserNames:
         if base in self.inlined:
             user, callee = self.inlined[base]
             if re.search(r"__jvp(_all)?$", callee):  # generated forward code (second order):
-                user, tangents = re.subn(r"^_tan_", "", re.sub(r"__\d+$", "", user))
-                return "the tangent of " * tangents + repr(user)  # _tan_y: y's tangent
+                tangents = re.match(r"(_tan_)*", user).end() // 5  # _tan_y: y's tangent
+                user = re.sub(r"__\d+$", "", user[5 * tangents:])
+                return "the tangent of " * tangents + repr(user)
             return f"{user!r} (in {callee}())"
         return repr(base)
 

@@ -27,8 +27,7 @@ import operator
 
 import gast
 
-from ..analysis.activity import integer_names
-from ..syntax import is_comment, name as _name
+from ..syntax import blocks, is_comment, name as _name  # blocks: others import it here
 from .owned import mentions, own  # mentions: fuse, recompute and inverses import it from here
 from .reverse import Reversed
 from .targets import into_targets
@@ -41,15 +40,6 @@ _COMPOUND = (gast.If, gast.For, gast.While)
 
 def _generated(name) -> bool:
     return isinstance(name, str) and name.startswith(GENERATED)
-
-
-def blocks(body):
-    """`body` and every nested statement list, outermost first."""
-    yield body
-    for stmt in body:
-        for field in ("body", "orelse"):
-            if isinstance(stmt, _COMPOUND) and getattr(stmt, field):
-                yield from blocks(getattr(stmt, field))
 
 
 def written(stmt) -> str | None:
@@ -279,5 +269,5 @@ def optimize(rev: Reversed) -> Reversed:
     rev.backward = drop_empty(rev.backward)
     accumulate_in_place(rev.backward)
     own(rev.backward, keep)
-    into_targets(rev.backward, integer_names(rev.norm), keep)
+    into_targets(rev.backward, rev.integers, keep)
     return rev

@@ -49,7 +49,6 @@ import gast
 import copy
 import itertools
 
-from ..analysis.activity import integer_names
 from ..analysis.shape_classes import shape_varying
 from .optimize import blocks, drop_empty, written
 from ..syntax import assign, call, const, insert_before, method, name, remove
@@ -90,7 +89,7 @@ def _read_after_undo(backward: list, varying) -> set[str]:
 
 
 def record(rev: Reversed) -> Reversed:
-    varying = shape_varying(rev.forward, rev.norm.inputs, integer_names(rev.norm))
+    varying = shape_varying(rev.forward, rev.norm.inputs, rev.integers)
     rematerialize(rev, varying)
     while True:  # dropping undo steps can empty a branch whose test then needs no undo
         before = sum(len(b) for b in blocks(rev.backward))

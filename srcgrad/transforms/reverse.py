@@ -56,6 +56,7 @@ class Reversed:
     write_tapes: dict  # id(forward `y[i] = v` statement) -> name of the tape that undoes it
     restore_sites: dict  # id(backward `v = restore(...)`) -> the forward assignment it undoes
     seed: str | None = None  # parameter holding the output's cotangent (vjp), else seed_like
+    integers: frozenset = frozenset()  # names that certainly hold an int (activity.integers)
 
     def function(self, called: str | None = None) -> gast.FunctionDef:
         """The joint function `f__grad` (or `called`): forward sweep, backward sweep, return."""
@@ -96,13 +97,14 @@ class _Reverser(Contributions):
     def block(self, stmts) -> list:
         out = [assign(adj(v), call("zeros_like", name(v))) for v in sorted(self.active)
                if self.scopes.home.get(v) == id(stmts) and v != _result_name(self.norm)]
-        last = None
+        last = last_line = None
         for stmt in reversed(stmts):
             if is_comment(stmt):
                 continue
             line = getattr(stmt, "lineno", None)
             produced = self.statement(stmt)
-            if produced and line is not None:
+            if produced and line is not None and line != last_line:
+                last_line = line
                 note = line_comment(self.parsed, stmt, "grad of: ")
                 if note.value.value != last:  # one note per user line (parse.py: generated
                     last = note.value.value   # code's lines of one user line share it)
@@ -300,4 +302,4 @@ def reverse(norm: Normalized, activity: Activity, wrt: list[str],
         forward.append(assign("_out", name(out_name)))
         output = name("_out")
     return Reversed(norm, forward, backward, list(wrt), output, rev.write_tapes,
-                    rev.restore_sites, seed)
+                    rev.restore_sites, seed, activity.integers)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import gast
 
 from ..analysis.activity import plain_index
-from ..syntax import name as _name
+from ..syntax import blocks, name as _name
 
 _COMPOUND = (gast.If, gast.For, gast.While)
 _FRESH = ("zeros_like", "seed_like", "snapshot")  # helpers whose result shares nothing
@@ -209,14 +209,6 @@ def _rewrite(block, k1: int, root, ints, keep) -> bool:
     return True
 
 
-def _blocks(body):
-    yield body
-    for stmt in body:
-        if isinstance(stmt, _COMPOUND):
-            yield from _blocks(stmt.body)
-            yield from _blocks(stmt.orelse)
-
-
 def into_targets(backward: list, ints: set[str], keep: set[str]) -> None:
     """Apply the module doc's rewrite to the backward sweep in place, one at a time, the
     last `+=` of a block first. Adjoints in `keep` (the function returns them) are
@@ -225,7 +217,7 @@ def into_targets(backward: list, ints: set[str], keep: set[str]) -> None:
     changed = True
     while changed:
         changed = False
-        for block in list(_blocks(backward)):
+        for block in list(blocks(backward)):
             for k1 in range(len(block) - 1, -1, -1):
                 if _rewrite(block, k1, root, ints, keep):
                     changed = True
