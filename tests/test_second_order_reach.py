@@ -65,14 +65,14 @@ def test_recursive_hvp_is_reverse_over_forward(func, n, jit):
 
 
 def sorted_weights(x):
-    return np.sum(np.sort(x) * x)
+    return np.sum(np.interp(x, np.array([-1.0, 0.0, 2.0]), np.array([0.0, 1.0, 3.0])) * x)
 
 
 def test_a_missing_second_order_rule_names_the_users_line():
     with pytest.raises(srcgrad.MissingRuleError) as info:
         srcgrad.hvp(sorted_weights, jit=False)(X, V)
     message = str(info.value)
-    assert "test_second_order_reach.py:" in message and "np.sort(x)" in message
+    assert "test_second_order_reach.py:" in message and "np.interp(x" in message
     assert "no derivative rule yet" in message
     assert ".cache" not in message and "__jvp" not in message and "defvjp" not in message
 

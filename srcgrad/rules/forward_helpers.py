@@ -1,0 +1,137 @@
+"""Reverse rules (and forward rules where they are one line) for the run-time helpers that
+forward rules call (rules/forward.py, forward_more.py), so reverse mode can differentiate
+generated forward code: an HVP, a Hessian and grad(grad(f)) through np.prod, np.sort,
+np.cumprod, np.median, np.linalg.solve and np.linalg.norm (issue 17).
+
+- `sort_tangent(t, a, axis)` and `median_grad(g, a, axis)` are linear in their first
+  argument and piecewise constant in `a` (an ordering): the cotangent of `a` is zero
+  (np.sort's and np.median's second derivatives vanish off ties, as in JAX).
+- `prod_others(a, axis)`: np.prod's Hessian applied to g (runtime/tangent_grads.py).
+- `cumprod_tangent(t, a, axis)`: linear in t (its adjoint is np.cumprod's own cotangent),
+  nonlinear in a (tangent_grads.cumprod_tangent_grad).
+- `solve_like` and `solve_product`: a solve and a product with NumPy's vector reading of
+  a 1-d right-hand side, differentiated as np.linalg.solve and @ are.
+- `linalg_norm_grad(g, ans, x, ...)`: the norm's direction, by tangent_grads.
+Helpers still without a rule (np.percentile's, np.interp's and the decompositions'
+tangents) make reverse mode name the user's call, as any missing rule does.
+"""
+import numpy as np
+
+from ..runtime import (cumprod_grad, cumprod_second_tangent, cumprod_tangent, cumprod_tangent_grad,
+                       linalg_norm_grad, median_grad, norm_direction_grads, norm_direction_tangent, prod_others, prod_others_grad,
+                       reduce_sum, seed_like, solve_like, solve_outer, solve_product,
+                       solve_transposed, sort_grad, sort_tangent, swap_last_axes, unbroadcast)
+from .forward import defjvp
+from .registry import defrule
+from .samples import draw
+
+
+def _pair(*shape, axis=-1):
+    def sample(rng):
+        return draw(rng, *shape), draw(rng, *shape), axis
+    sample.__name__ = "x".join(map(str, shape)) + f"-{axis}"
+    return sample
+
+
+def _along(*shape, axis=None):
+    def sample(rng):
+        return draw(rng, *shape), axis
+    sample.__name__ = "x".join(map(str, shape)) + f"-{axis}"
+    return sample
+
+
+@defrule(sort_tangent, sample=(_pair(5), _pair(3, 4, axis=0)))
+def sort_tangent_vjp(g, ans, t, a, axis=-1):
+    return sort_grad(g, a, axis), None
+
+
+@defjvp(sort_tangent_vjp)
+def sort_tangent_jvp(t_t, t_a, ans, t, a, axis=-1):
+    return sort_tangent(t_t, a, axis)
+
+
+def _median_seed(rng):
+    return 1.5, draw(rng, 5), None
+
+
+@defrule(median_grad, sample=(_median_seed,))
+def median_grad_vjp(g, ans, seed, a, axis=None):
+    return reduce_sum(g * median_grad(seed_like(seed), a, axis), axis, False), None
+
+
+@defjvp(median_grad_vjp)
+def median_grad_jvp(t_seed, t_a, ans, seed, a, axis=None):
+    return median_grad(t_seed, a, axis)
+
+
+@defrule(prod_others, sample=(_along(5), _along(3, 4, axis=1), _along(2, 3, axis=-1)))
+def prod_others_vjp(g, ans, a, axis=None):
+    return prod_others_grad(g, a, axis)
+
+
+@defjvp(prod_others_vjp)
+def prod_others_jvp(t_a, ans, a, axis=None):
+    return prod_others_grad(t_a, a, axis)  # np.prod's Hessian is symmetric
+
+
+@defrule(cumprod_tangent, sample=(_pair(5, axis=None), _pair(3, 4, axis=1)))
+def cumprod_tangent_vjp(g, ans, t, a, axis=None):
+    return cumprod_grad(g, a, axis), cumprod_tangent_grad(g, t, a, axis)
+
+
+@defjvp(cumprod_tangent_vjp)
+def cumprod_tangent_jvp(t_t, t_a, ans, t, a, axis=None):
+    return cumprod_tangent(t_t, a, axis) + cumprod_second_tangent(t, t_a, a, axis)
+
+
+def _solve_case(*rhs):
+    def sample(rng):
+        return draw(rng, 3, 3) + 4.0 * np.eye(3), draw(rng, *rhs), draw(rng, *rhs)
+    sample.__name__ = "3x3-" + "x".join(map(str, rhs))
+    return sample
+
+
+@defrule(solve_like, sample=(_solve_case(3), _solve_case(3, 2)))
+def solve_like_vjp(g, ans, a, r, b):
+    gr = solve_transposed(a, g)
+    return unbroadcast(-solve_outer(gr, ans, a), a), unbroadcast(gr, r), None
+
+
+@defjvp(solve_like_vjp)
+def solve_like_jvp(t_a, t_r, t_b, ans, a, r, b):
+    return solve_like(a, t_r - solve_product(t_a, ans, b), b)
+
+
+@defrule(solve_product, sample=(_solve_case(3), _solve_case(3, 2)))
+def solve_product_vjp(g, ans, a, x, b):
+    return (unbroadcast(solve_outer(g, x, a), a),
+            unbroadcast(solve_product(swap_last_axes(a), g, b), x), None)
+
+
+@defjvp(solve_product_vjp)
+def solve_product_jvp(t_a, t_x, t_b, ans, a, x, b):
+    return solve_product(t_a, x, b) + solve_product(a, t_x, b)
+
+
+def _norm_case(shape, ord, axis):
+    def sample(rng):
+        x = draw(rng, *shape)
+        value = np.linalg.norm(x, ord, axis)
+        seed = 1.5 if np.ndim(value) == 0 else draw(rng, *np.shape(value))
+        return seed, value, x, ord, axis, False
+    sample.__name__ = "x".join(map(str, shape)) + f"-{ord}-{axis}"
+    return sample
+
+
+@defrule(linalg_norm_grad, sample=(_norm_case((5,), None, None), _norm_case((5,), 3, None),
+                                   _norm_case((3, 4), None, None),
+                                   _norm_case((3, 4), 3, 1), _norm_case((3, 4), "fro", None)))
+def linalg_norm_grad_vjp(g, ans, seed, value, x, ord=None, axis=None, keepdims=False):
+    parts = norm_direction_grads(g, seed, value, x, ord, axis, keepdims)
+    return parts[0], parts[1], parts[2]
+
+
+@defjvp(linalg_norm_grad_vjp)
+def linalg_norm_grad_jvp(t_seed, t_value, t_x, ans, seed, value, x, ord=None, axis=None,
+                         keepdims=False):
+    return norm_direction_tangent(t_seed, t_value, t_x, seed, value, x, ord, axis, keepdims)

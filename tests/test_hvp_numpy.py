@@ -1,0 +1,115 @@
+"""HVPs and Hessians through NumPy functions whose forward rules call run-time helpers
+(np.prod, np.linalg.norm, np.linalg.solve, np.sort, np.cumprod, np.median), by reverse mode
+over the forward code (rules/forward_helpers.py), inside loops too.
+
+Each Hessian is checked against central differences of srcgrad's gradient and against
+jax.hessian of the same function (np standing for jax.numpy), numba on and off; hvp and
+grad(grad(f)) against the Hessian. Functions still without such rules stop with an error
+naming the user's line.
+"""
+import types
+
+import numpy as np
+import pytest
+
+import srcgrad
+
+EPS = 1e-5
+A = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+X = np.array([0.3, -0.5, 0.7, 1.1, -0.9, 0.4])
+V = np.array([1.0, 0.5, -2.0, 0.3, 0.7, -1.0])
+
+
+def prod(x):
+    return np.prod(x) * np.sum(x) + np.sum(np.prod(x.reshape(2, 3), axis=1) ** 2)
+
+
+def prod_with_zero(x):
+    return np.prod(x * np.array([1.0, 0.0, 1.0, 1.0, 1.0, 1.0]) + x ** 2)
+
+
+def norms(x):
+    return np.linalg.norm(x) ** 3 + np.linalg.norm(x, 3) * np.sum(x) + np.linalg.norm(x, 1) * x[0]
+
+
+def norm_rows(x):
+    return np.sum(np.linalg.norm(x.reshape(2, 3), axis=1) ** 3)
+
+
+def solves(x):
+    m = A + np.diag(x[:3] ** 2)
+    return np.sum(np.linalg.solve(m, x[3:]) ** 2) + np.sum(np.linalg.solve(m, x.reshape(3, 2)) ** 3)
+
+
+def solve_vector(x):
+    return np.sum(np.linalg.solve(A + np.diag(x[:3] ** 2), x[3:]) ** 2)
+
+
+def sort_and_median(x):
+    return np.sum(np.sort(x) * np.arange(6.0) * x) + np.median(x) * np.sum(x ** 2)
+
+
+def cumprod(x):
+    return np.sum(np.cumprod(x) * x) + np.sum(np.cumprod(x.reshape(2, 3), axis=1) ** 2)
+
+
+def in_a_loop(x):
+    s = 0.0
+    y = x
+    for i in range(3):
+        y = np.sin(y) + 0.1 * np.sort(y) * np.prod(y[:2])
+        s = s + np.linalg.norm(y) ** 2 + np.cumprod(y)[i]
+    return s
+
+
+FUNCTIONS = [prod, prod_with_zero, norms, norm_rows, solves, sort_and_median, cumprod, in_a_loop]
+# numba compiles each HVP in seconds: a loop through sort, prod, norm and cumprod,
+# and a solve, stand for the rest (the suite's time)
+NUMBA = [in_a_loop, solve_vector]
+CASES = [(f, False) for f in FUNCTIONS] + [(f, True) for f in NUMBA]
+
+
+def _jax_hessian(func):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    f = types.FunctionType(func.__code__, dict(func.__globals__, np=jnp), func.__name__)
+    return np.asarray(jax.hessian(f)(X))
+
+
+def _fd_hessian(func):
+    gradient = srcgrad.grad(func, jit=False)  # numba's Hessian is checked, not its gradient
+    columns = [(gradient(X + EPS * e) - gradient(X - EPS * e)) / (2 * EPS) for e in np.eye(6)]
+    return np.stack(columns, axis=-1)
+
+
+@pytest.mark.parametrize("func, jit", CASES,
+                         ids=[f"{f.__name__}-{'numba' if j else 'python'}" for f, j in CASES])
+def test_hessian_through_forward_helpers(func, jit):
+    product = srcgrad.hvp(func, jit=jit)
+    assert product._reverse() is not None  # reverse over forward, not n second-order JVPs
+    h = srcgrad.hessian(func, jit=jit)(X)
+    np.testing.assert_allclose(h, _jax_hessian(func), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(h, _fd_hessian(func), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(product(X, V), h @ V, rtol=1e-10, atol=1e-10)
+    if jit:
+        assert product._reverse()[0].compiled.fallback_reason is None
+
+
+@pytest.mark.parametrize("func", [prod, solves], ids=["prod", "solves"])
+def test_grad_of_grad(func):
+    twice = srcgrad.grad(srcgrad.grad(func, jit=False), jit=False)(X)
+    np.testing.assert_allclose(twice, _jax_hessian(func), rtol=1e-10, atol=1e-10)
+
+
+def eigenvalues(x):
+    w, vectors = np.linalg.eigh(A + np.diag(x[:3]))
+    return np.sum(w ** 3)
+
+
+def test_a_helper_still_without_rule_names_the_users_line():
+    with pytest.raises(srcgrad.MissingRuleError) as info:
+        srcgrad.hessian(eigenvalues, jit=False)(X)
+    message = str(info.value)
+    assert "test_hvp_numpy.py:" in message and "np.linalg.eigh" in message
+    assert ".cache" not in message and "defvjp" not in message
