@@ -1,7 +1,9 @@
 """Pass 11, compile: numba-compile a generated function, or run it as Python.
 
 `Compiled` calls the `numba.njit(cache=True)` version; generated helpers it
-calls (`g__grad_all`) are compiled too, through the module's globals. If numba cannot
+calls (`g__grad_all`) are compiled too, through the module's globals; a main function
+whose code is a helper's (a recursive function's gradient is its `f__grad_all`) is
+served by that helper's compiled code, compiled once. If numba cannot
 compile it, srcgrad warns once with numba's reason and the user's line the
 failure maps to, then keeps working by running the same generated function
 as plain Python. `backend` says which one ran last ("numba" or "python").
@@ -50,8 +52,13 @@ class Compiled:
                                              self._cache_dir))
         self.line_map = line_map
         self.describe = describe  # "gradient of f (model.py:3)"
-        self.dispatcher = (_quiet(numba.njit(cache=True)(python_func), self._cache_dir)
-                           if jit else None)
+        twin = next((name for name, helper in self.helpers.items()
+                     if same_code(helper, python_func)), None)
+        if jit and twin is not None:  # f__grad is f__grad_all's body: compile it once
+            self.dispatcher = getattr(module, twin)
+        else:
+            self.dispatcher = (_quiet(numba.njit(cache=True)(python_func), self._cache_dir)
+                               if jit else None)
         if jit:
             self._refusing_complex(self.dispatcher)
         self.fallback_reason: str | None = None
@@ -175,6 +182,22 @@ class Compiled:
             if line in self.line_map:
                 return self.line_map[line]
         return None
+
+
+_CODE_PARTS = ("co_code", "co_names", "co_varnames", "co_argcount", "co_posonlyargcount",
+               "co_kwonlyargcount", "co_flags", "co_freevars", "co_cellvars")
+
+
+def same_code(f, g) -> bool:
+    """Whether two functions of one module run the same code: same bytecode, names and
+    constants (compared with their types: 1, 1.0 and True are equal but not the same).
+    A recursive function's gradient is its joint gradient `f__grad_all` again, so numba
+    compiles one of them and serves both (half of det's first call)."""
+    a, b = f.__code__, g.__code__
+    consts = [tuple((type(c), repr(c)) for c in code.co_consts) for code in (a, b)]
+    return (consts[0] == consts[1] and f.__defaults__ == g.__defaults__
+            and f.__globals__ is g.__globals__
+            and all(getattr(a, part) == getattr(b, part) for part in _CODE_PARTS))
 
 
 def _quiet(dispatcher, cache_dir):
