@@ -140,7 +140,7 @@ class HessianVectorProduct:
         *fargs, v = args
         x, program, inputs = self.prepared(fargs, kwargs, v)
         if program is None:
-            return shaped(_hvp_by_second_order(self, inputs, inputs[-1], np.shape(x)), x)
+            return shaped(_hvp_by_second_order(self, inputs[:-1], inputs[-1], np.shape(x)), x)
         value, grads = program.compiled(*inputs)
         _not_scalar(self.func, value, self.what)
         return shaped(grads[0], x)
@@ -188,7 +188,7 @@ def _hvp_by_second_order(product, inputs, v, shape):
     second = forward_levels(product.func, [product.name] * 2, product.jit)[-1]
     out = np.empty(int(np.prod(shape)))
     for j, e in enumerate(basis(shape)):
-        (value, _), (_, entry) = second.compiled(*inputs[:-1], v, e)
+        (value, _), (_, entry) = second.compiled(*inputs, v, e)
         _not_scalar(product.func, value, product.what)
         out[j] = entry
     return out
