@@ -9,17 +9,21 @@ become recordings in the forward sweep:
 - A name bound before each of its reassignments (a parameter, or a name
   first assigned at the top of the function: loop-carried values) records,
   per assignment site, the value about to be overwritten, and the backward
-  sweep takes it back right after undoing that site. Inside an outermost
-  `for` loop without `break` the trip count is known on entry, so the tape is
-  an array preallocated by trip count (the loop is recast):
+  sweep takes it back right after undoing that site. Inside a `for` loop
+  without `break` the trip count is known on entry, so the tape is an array
+  preallocated by trip count (the loop is recast):
       _tape_y = tape_array(y, trip_count(0, n, 1))    before the loop
       record_at(_tape_y, i, y);  y = ...               forward
       y = _tape_y[i]                                   backward
+  This holds for a chain of nested counted loops whose inner trip counts stay
+  the same in every outer iteration, indexed by the flattened iteration number
+  `i * k + j` (iterations.py states the rule; the tape is then made at the
+  first execution when an inner bound is a name bound inside the outer loop);
   elsewhere it is a stack: `_tape_y.append(y)` ... `y = _tape_y.pop()`.
 - Any other name (a temporary assigned afresh in each iteration) is pushed
   after each assignment, `_tape_t.append(t)`, and `t = restore(_tape_t, t)`
   pops it and takes back the previous one. A temporary assigned once per
-  iteration of an outermost `for` loop without `break` goes into an array
+  iteration of such a chain of `for` loops goes into an array
   made at the first iteration (its type is known only then) and indexed by
   iteration: `record_at(_tape_t, i, t)` (which checks the shape stays the
   same); backward `t = restore_at(_tape_t, i, t)`. The array tape copies, so
@@ -53,8 +57,9 @@ from ..analysis.shape_classes import shape_varying
 from .optimize import blocks, drop_empty, written
 from ..syntax import assign, call, const, insert_before, method, name, remove
 from .inverses import counters, dead_writes_back
+from .iterations import iteration, places
 from .recompute import changes, is_restore, rematerialize, value_reads
-from .reverse import Reversed, ends_early
+from .reverse import Reversed
 
 
 def _is_list_undo(stmt) -> bool:
@@ -179,13 +184,13 @@ def _record_before(rev: Reversed, restores: list, integers: set[str], varying) -
     the old value just before assigning, and the backward sweep takes it back
     right after undoing that site: `v = _tape_v.pop()`, or `v = _tape_v[i]`
     from an array preallocated by trip count when the site runs once per
-    iteration of an outermost `for` loop without `break` (the loop is recast).
+    iteration of a chain of counted `for` loops (iterations.py; the loop is recast).
     The first binding needs no undo: nothing before it reads the name. An
     array tape of `integers` (counters, inverses.py) holds ints (`tape_like`); a name whose
     shape may vary (analysis/shape_classes.py) goes on a stack. Returns the restores converted.
     """
     first = _defined_first(rev.forward, rev.norm.inputs)
-    places = _places(rev.forward)
+    where = places(rev.forward)
     held = _held(rev.forward)
     by_var: dict[str, list] = {}
     for restore in restores:
@@ -197,14 +202,16 @@ def _record_before(rev: Reversed, restores: list, integers: set[str], varying) -
         for k, undo in enumerate(live, 1):
             site = rev.restore_sites[id(undo)]
             tape = f"_tape_{var}" if len(live) == 1 else f"_tape_{var}__{k}"
-            block, loop = places[id(site)]
-            index = _iteration_index(loop) if loop is not None and block is loop.body \
-                and var not in varying else None
-            if index is not None:
+            block, chain = where[id(site)]
+            counted = iteration(block, chain) if var not in varying else None
+            if counted is not None:
+                index, size, ahead = counted
                 undo.value = gast.Subscript(value=name(tape), slice=index, ctx=gast.Load())
-                size = call("trip_count", *_bounds(loop))
-                make = "tape_like" if var in integers else "tape_array"
-                insert_before(rev.forward, loop, assign(tape, call(make, name(var), size)))
+                make = call("tape_like" if var in integers else "tape_array", name(var), size)
+                if ahead:
+                    insert_before(rev.forward, chain[0], assign(tape, make))
+                else:
+                    insert_before(block, site, _at_first(index, assign(tape, make)))
                 record = call("record_at", name(tape), copy.deepcopy(index), name(var))
                 insert_before(block, site, gast.Expr(value=record))
             else:
@@ -218,10 +225,10 @@ def _record_before(rev: Reversed, restores: list, integers: set[str], varying) -
 
 
 def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[str]:
-    """Temporaries assigned once per iteration of an outermost `for` loop without `break`:
+    """Temporaries assigned once per iteration of a chain of counted `for` loops (iterations.py):
     recorded into an array indexed by iteration, made at the first iteration (module doc).
     Returns the names handled."""
-    places = _places(rev.forward)
+    where = places(rev.forward)
     sites: dict[str, list] = {}
     for block in blocks(rev.forward):
         for stmt in block:
@@ -232,16 +239,13 @@ def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[
         if len(sites.get(var, [])) != 1:
             continue
         site = sites[var][0]
-        block, loop = places[id(site)]
-        index = _iteration_index(loop) if loop is not None and block is loop.body else None
-        if index is None:
+        block, chain = where[id(site)]
+        counted = iteration(block, chain)
+        if counted is None:
             continue
+        index, size, _ = counted
         tape = f"_tape_{var}"
-        make = gast.If(test=gast.Compare(left=copy.deepcopy(index), ops=[gast.Eq()],
-                                         comparators=[const(0)]),
-                       body=[assign(tape, call("tape_like", name(var),
-                                               call("trip_count", *_bounds(loop))))],
-                       orelse=[])
+        make = _at_first(index, assign(tape, call("tape_like", name(var), size)))
         record = gast.Expr(value=call("record_at", name(tape), copy.deepcopy(index), name(var)))
         at = block.index(site)
         last = _last_change(block, at, var)
@@ -254,41 +258,10 @@ def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[
     return handled
 
 
-def _places(forward: list) -> dict:
-    """id(statement) -> (its block, the outermost `for` loop around it, if any)."""
-    places = {}
-
-    def visit(block, loop, depth):
-        for stmt in block:
-            places[id(stmt)] = (block, loop)
-            if isinstance(stmt, gast.If):
-                visit(stmt.body, loop, depth)
-                visit(stmt.orelse, loop, depth)
-            elif isinstance(stmt, (gast.For, gast.While)):
-                outermost = stmt if depth == 0 and isinstance(stmt, gast.For) else None
-                visit(stmt.body, outermost if depth == 0 else None, depth + 1)
-    visit(forward, None, 0)
-    return places
-
-
-def _bounds(loop):
-    args = loop.iter.args
-    if len(args) == 1:
-        return [const(0), copy.deepcopy(args[0]), const(1)]
-    return [copy.deepcopy(a) for a in args] + ([const(1)] if len(args) == 2 else [])
-
-
-def _iteration_index(loop):
-    """The iteration number of a `for` loop without break, as an expression of its variable."""
-    if ends_early(loop):
-        return None
-    start, _, step = _bounds(loop)
-    i = name(loop.target.id)
-    unit = isinstance(step, gast.Constant) and step.value == 1
-    if isinstance(start, gast.Constant) and start.value == 0 and unit:
-        return i
-    shifted = gast.BinOp(left=i, op=gast.Sub(), right=start)
-    return shifted if unit else gast.BinOp(left=shifted, op=gast.FloorDiv(), right=step)
+def _at_first(index, stmt):
+    """`if index == 0: stmt`: a tape made at the first execution, when its type is known."""
+    test = gast.Compare(left=copy.deepcopy(index), ops=[gast.Eq()], comparators=[const(0)])
+    return gast.If(test=test, body=[stmt], orelse=[])
 
 
 def _drop_final_restores(backward: list) -> None:
