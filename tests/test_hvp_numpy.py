@@ -1,5 +1,6 @@
 """HVPs and Hessians through NumPy functions whose forward rules call run-time helpers
-(np.prod, np.linalg.norm, np.linalg.solve, np.sort, np.cumprod, np.median), by reverse mode
+(np.prod, np.linalg.norm, np.linalg.solve, np.sort, np.cumprod, np.median, np.percentile),
+by reverse mode
 over the forward code (rules/forward_helpers.py), inside loops too.
 
 Each Hessian is checked against central differences of srcgrad's gradient and against
@@ -49,6 +50,15 @@ def sort_and_median(x):
     return np.sum(np.sort(x) * np.arange(6.0) * x) + np.median(x) * np.sum(x ** 2)
 
 
+def percentiles(x):
+    return np.percentile(x, 30.0) * np.sum(x ** 2) + np.sum(np.percentile(x.reshape(2, 3), 40.0,
+                                                                          axis=1) ** 2)
+
+
+def percentile_by_q(x, q):
+    return np.percentile(x, q) ** 2 * np.sum(x)
+
+
 def cumprod(x):
     return np.sum(np.cumprod(x) * x) + np.sum(np.cumprod(x.reshape(2, 3), axis=1) ** 2)
 
@@ -62,18 +72,23 @@ def in_a_loop(x):
     return s
 
 
-FUNCTIONS = [prod, prod_with_zero, norms, norm_rows, solves, sort_and_median, cumprod, in_a_loop]
-# numba compiles each HVP in seconds: a loop through sort, prod, norm and cumprod,
-# and a solve, stand for the rest (the suite's time)
+FUNCTIONS = [prod, prod_with_zero, norms, norm_rows, solves, sort_and_median, percentiles,
+             cumprod, in_a_loop]
+# numba compiles each HVP in seconds: a loop through sort, prod, norm and cumprod, and a
+# solve, stand for the rest (the suite's time); test_numba_twins checks the other helpers
 NUMBA = [in_a_loop, solve_vector]
 CASES = [(f, False) for f in FUNCTIONS] + [(f, True) for f in NUMBA]
 
 
-def _jax_hessian(func):
+def _in_jax(func):
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
-    f = types.FunctionType(func.__code__, dict(func.__globals__, np=jnp), func.__name__)
+    return jax, types.FunctionType(func.__code__, dict(func.__globals__, np=jnp), func.__name__)
+
+
+def _jax_hessian(func):
+    jax, f = _in_jax(func)
     return np.asarray(jax.hessian(f)(X))
 
 
@@ -100,6 +115,40 @@ def test_hessian_through_forward_helpers(func, jit):
 def test_grad_of_grad(func):
     twice = srcgrad.grad(srcgrad.grad(func, jit=False), jit=False)(X)
     np.testing.assert_allclose(twice, _jax_hessian(func), rtol=1e-10, atol=1e-10)
+
+
+def _flat(value):
+    return np.hstack([np.ravel(v) for v in value]) if isinstance(value, tuple) else np.ravel(value)
+
+
+def test_numba_twins_of_the_helpers():
+    """Each helper's numba twin (1-d, axis=None) gives its plain-NumPy twin's numbers."""
+    numba = pytest.importorskip("numba")
+    from srcgrad import runtime as rt
+    g, t, a = V, X[::-1].copy(), X * np.array([1.0, 0.0, 1.0, 1.0, 1.0, 1.0])
+    cases = {"prod_others_grad": (g, a, None), "cumprod_tangent_grad": (g, t, a, None),
+             "cumprod_second_tangent": (g, t, a, None), "percentile_weights": (1.5, X, 30.0, None),
+             "percentile_spread": (t, X, 30.0, None), "percentile_spread_grad": (1.5, X, 30.0, None),
+             "norm_direction_grads": (g, 1.5, np.linalg.norm(X, 3), X, 3, None, False)}
+    for name, args in cases.items():
+        params = ", ".join(f"a{k}" for k in range(len(args)))
+        space = {name: getattr(rt, name)}
+        exec(f"def twin({params}):\n    return {name}({params})", space)
+        np.testing.assert_allclose(_flat(numba.njit(space["twin"])(*args)),
+                                   _flat(space[name](*args)),
+                                   rtol=1e-12, atol=1e-14, err_msg=name)
+
+
+def test_second_derivatives_by_the_percentile_q():
+    jax, f = _in_jax(percentile_by_q)
+    q = 30.0
+    by_q = srcgrad.grad(srcgrad.grad(percentile_by_q, wrt=1, jit=False), wrt=1, jit=False)(X, q)
+    np.testing.assert_allclose(by_q, float(jax.hessian(f, 1)(X, q)), rtol=1e-10)
+    mixed = srcgrad.grad(srcgrad.grad(percentile_by_q, wrt=1, jit=False), wrt=0, jit=False)(X, q)
+    np.testing.assert_allclose(mixed, np.asarray(jax.jacfwd(jax.grad(f, 1), 0)(X, q)), rtol=1e-10)
+    gradient = srcgrad.grad(percentile_by_q, wrt=1, jit=False)
+    fd = [(gradient(X + EPS * e, q) - gradient(X - EPS * e, q)) / (2 * EPS) for e in np.eye(6)]
+    np.testing.assert_allclose(mixed, fd, rtol=1e-6, atol=1e-7)
 
 
 def eigenvalues(x):

@@ -1,7 +1,7 @@
 """Reverse rules (and forward rules where they are one line) for the run-time helpers that
 forward rules call (rules/forward.py, forward_more.py), so reverse mode can differentiate
 generated forward code: an HVP, a Hessian and grad(grad(f)) through np.prod, np.sort,
-np.cumprod, np.median, np.linalg.solve and np.linalg.norm (issue 17).
+np.cumprod, np.median, np.percentile, np.linalg.solve and np.linalg.norm (issue 17).
 
 - `sort_tangent(t, a, axis)` and `median_grad(g, a, axis)` are linear in their first
   argument and piecewise constant in `a` (an ordering): the cotangent of `a` is zero
@@ -12,13 +12,17 @@ np.cumprod, np.median, np.linalg.solve and np.linalg.norm (issue 17).
 - `solve_like` and `solve_product`: a solve and a product with NumPy's vector reading of
   a 1-d right-hand side, differentiated as np.linalg.solve and @ are.
 - `linalg_norm_grad(g, ans, x, ...)`: the norm's direction, by tangent_grads.
-Helpers still without a rule (np.percentile's, np.interp's and the decompositions'
-tangents) make reverse mode name the user's call, as any missing rule does.
+- `percentile_weights(g, a, q, axis)` (np.percentile's weights on two ranks: linear in
+  g, piecewise constant in a, linear in q between ranks) and `percentile_spread(s, a, q,
+  axis)` (its derivative by q, linear in s).
+Helpers still without a rule (np.interp's and the decompositions' tangents) make
+reverse mode name the user's call, as any missing rule does.
 """
 import numpy as np
 
 from ..runtime import (cumprod_grad, cumprod_second_tangent, cumprod_tangent, cumprod_tangent_grad,
-                       linalg_norm_grad, median_grad, norm_direction_grads, norm_direction_tangent, prod_others, prod_others_grad,
+                       linalg_norm_grad, median_grad, norm_direction_grads, norm_direction_tangent, percentile_spread,
+                       percentile_spread_grad, percentile_weights, prod_others, prod_others_grad,
                        reduce_sum, seed_like, solve_like, solve_outer, solve_product,
                        solve_transposed, sort_grad, sort_tangent, swap_last_axes, unbroadcast)
 from .forward import defjvp
@@ -135,3 +139,43 @@ def linalg_norm_grad_vjp(g, ans, seed, value, x, ord=None, axis=None, keepdims=F
 def linalg_norm_grad_jvp(t_seed, t_value, t_x, ans, seed, value, x, ord=None, axis=None,
                          keepdims=False):
     return norm_direction_tangent(t_seed, t_value, t_x, seed, value, x, ord, axis, keepdims)
+
+
+def _percentile_case(first, q, axis):
+    def sample(rng):
+        a = draw(rng, 7) if axis is None else draw(rng, 3, 5)
+        lead = first(rng, a)
+        return lead, a, q, axis
+    sample.__name__ = f"q{q}-{axis}"
+    return sample
+
+
+def _seed(rng, a):
+    return 1.5 if a.ndim == 1 else draw(rng, a.shape[0])
+
+
+def _like(rng, a):
+    return draw(rng, *a.shape)
+
+
+@defrule(percentile_weights, sample=(_percentile_case(_seed, 30.0, None),
+                                     _percentile_case(_seed, 40.0, 1)))
+def percentile_weights_vjp(g, ans, seed, a, q, axis=None):
+    return (reduce_sum(g * percentile_weights(seed_like(seed), a, q, axis), axis, False), None,
+            reduce_sum(seed * percentile_spread(g, a, q, axis), None, False))
+
+
+@defjvp(percentile_weights_vjp)
+def percentile_weights_jvp(t_seed, t_a, t_q, ans, seed, a, q, axis=None):
+    return percentile_weights(t_seed, a, q, axis) + percentile_spread_grad(seed * t_q, a, q, axis)
+
+
+@defrule(percentile_spread, sample=(_percentile_case(_like, 30.0, None),
+                                    _percentile_case(_like, 40.0, 1)))
+def percentile_spread_vjp(g, ans, s, a, q, axis=None):
+    return unbroadcast(percentile_spread_grad(g, a, q, axis), s), None, None
+
+
+@defjvp(percentile_spread_vjp)
+def percentile_spread_jvp(t_s, t_a, t_q, ans, s, a, q, axis=None):
+    return percentile_spread(t_s, a, q, axis)

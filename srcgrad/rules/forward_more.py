@@ -7,7 +7,7 @@ import numpy as np
 
 from ..runtime import (cumprod_tangent, eigh_values_tangent, eigh_vectors_tangent, expand_to,
                        interp_tangent, lstsq_residuals_tangent, lstsq_solution_tangent,
-                       median_grad, percentile_parts, percentile_slope, qr_q_tangent,
+                       median_grad, percentile_spread, percentile_weights, qr_q_tangent,
                        qr_r_tangent, reduce_sum, seed_like, sort_tangent, svd_s_tangent,
                        svd_u_tangent, svd_vt_tangent)
 from . import decompositions, everyday, matrices, ordering, special
@@ -44,8 +44,8 @@ def median_jvp(t_a, ans, a, axis=None):
 
 @defjvp(ordering.percentile)
 def percentile_jvp(t_a, t_q, ans, a, q, axis=None):
-    weights = percentile_parts(seed_like(ans), a, q, axis)[0]
-    return reduce_sum(weights * t_a, axis, False) + percentile_slope(a, q, axis) * t_q
+    weights = percentile_weights(seed_like(ans), a, q, axis)
+    return reduce_sum(weights * t_a, axis, False) + percentile_spread(a, a, q, axis) * t_q
 
 
 @defjvp(special.logsumexp)

@@ -235,3 +235,85 @@ def _nb_norm_direction_grads(G, g, ans, x, ord, axis, keepdims):
     if _is_number(ord) and x.ndim == 1:
         return lambda G, g, ans, x, ord, axis, keepdims: _nb_norm_grads(G, g, ans, x, ord)
     return None
+
+
+# --- np.percentile's tangent: weights on two ranks, and their spread -------------------
+
+def _ranks(a, q, axis):
+    """(a with `axis` last, a's order along it, the ranks lo and hi NumPy's linear method
+    interpolates between, d(fraction)/dq)."""
+    if np.ndim(q) != 0:
+        raise ValueError("srcgrad differentiates np.percentile with one q at a time")
+    a = np.asarray(a)
+    moved = a.reshape(-1) if axis is None else np.moveaxis(a, axis, -1)
+    n = moved.shape[-1]
+    lo = int(np.floor(float(q) / 100.0 * (n - 1)))
+    return np.argsort(moved, axis=-1, kind="stable"), lo, min(lo + 1, n - 1), (n - 1) / 100.0
+
+
+def percentile_weights(g, a, q, axis):
+    """np.percentile(a, q, axis)'s cotangent of a for g: g on the two ranks, weighted."""
+    from .ordering import percentile_parts
+    return percentile_parts(g, a, q, axis)[0]
+
+
+@overload(percentile_weights)
+def _nb_percentile_weights(g, a, q, axis):
+    from .ordering import percentile_parts
+    return lambda g, a, q, axis: percentile_parts(g, a, q, axis)[0]
+
+
+def percentile_spread(s, a, q, axis):
+    """Per result, (s at a's rank hi - s at a's rank lo) * d(fraction)/dq: s = a gives
+    d np.percentile / dq; linear in s."""
+    a = np.asarray(a)
+    s = np.broadcast_to(np.asarray(s, dtype=np.float64), a.shape)
+    order, lo, hi, k = _ranks(a, q, axis)
+    ranked = np.take_along_axis(s.reshape(-1) if axis is None else np.moveaxis(s, axis, -1),
+                                order, -1)
+    out = (ranked[..., hi] - ranked[..., lo]) * k
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def percentile_spread_grad(g, a, q, axis):
+    """The adjoint of s -> percentile_spread(s, a, q, axis): +g k at rank hi, -g k at lo."""
+    order, lo, hi, k = _ranks(a, q, axis)
+    g = np.asarray(g, dtype=np.float64)[..., None] * k
+    out = np.zeros(order.shape)
+    np.put_along_axis(out, order[..., hi:hi + 1], g, -1)
+    lower = np.take_along_axis(out, order[..., lo:lo + 1], -1)
+    np.put_along_axis(out, order[..., lo:lo + 1], lower - g, -1)
+    return as_float(out.reshape(np.shape(a)) if axis is None else np.moveaxis(out, -1, axis), a)
+
+
+@register_jitable
+def _nb_ranks(a, q):
+    n = a.size
+    lo = int(np.floor(q / 100.0 * (n - 1)))
+    return np.argsort(a.ravel(), kind="mergesort"), lo, min(lo + 1, n - 1), (n - 1) / 100.0
+
+
+@overload(percentile_spread)
+def _nb_percentile_spread(s, a, q, axis):
+    if not _is_none(axis):
+        return None
+
+    def impl(s, a, q, axis):
+        order, lo, hi, k = _nb_ranks(a, q)
+        flat = (np.zeros(a.shape) + s).ravel()
+        return (flat[order[hi]] - flat[order[lo]]) * k
+    return impl
+
+
+@overload(percentile_spread_grad)
+def _nb_percentile_spread_grad(g, a, q, axis):
+    if not _is_none(axis):
+        return None
+
+    def impl(g, a, q, axis):
+        order, lo, hi, k = _nb_ranks(a, q)
+        out = np.zeros(a.size)
+        out[order[hi]] += g * k
+        out[order[lo]] -= g * k
+        return out.reshape(a.shape)
+    return impl
