@@ -104,17 +104,6 @@ def _percentile_parts(g, a, q, axis):
     return impl
 
 
-def percentile_slope(a, q, axis):
-    """d np.percentile(a, q, axis) / dq, per result (scalar q, linear method)."""
-    a = np.asarray(a, dtype=np.float64)
-    ranked = np.sort(a.reshape(-1) if axis is None else np.moveaxis(a, axis, -1), axis=-1)
-    n = ranked.shape[-1]
-    lo = int(np.floor(float(q) / 100.0 * (n - 1)))
-    hi = min(lo + 1, n - 1)
-    slope = (ranked[..., hi] - ranked[..., lo]) * (n - 1) / 100.0
-    return float(slope) if np.ndim(slope) == 0 else slope
-
-
 def median_grad(g, a, axis):
     return percentile_parts(g, a, 50.0, axis)[0]
 
