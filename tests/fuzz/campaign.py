@@ -14,7 +14,8 @@ temporary `SRCGRAD_CACHE_DIR`.
 Printed and written to `<out>/summary.json`: counts per outcome, clear errors
 and crashes grouped by message (names, numbers and paths replaced), numba
 fallbacks; every failing program is written to `<out>/<outcome>_NNNN.py`
-with its numbers in comments and a `__main__` block that reproduces it.
+with its numbers in comments and a `__main__` block that reproduces it, and
+the first program of each kind of numba fallback to `<out>/fallback_NNNN.py`.
 """
 from __future__ import annotations
 
@@ -152,7 +153,7 @@ def campaign(args):
     lock = threading.Lock()
     counts, by_jit = collections.Counter(), collections.Counter()
     clear, crashes, fallbacks, failures = collections.Counter(), collections.Counter(), collections.Counter(), []
-    examples, serial = {}, collections.Counter()
+    examples, serial, fallback_files = {}, collections.Counter(), {}
     start = time.time()
     log = open(os.path.join(args.out, "workers.log"), "w")
 
@@ -183,6 +184,11 @@ def campaign(args):
                 for note in r["notes"]:
                     if note.startswith("fallback"):
                         fallbacks[normalize(note)] += 1
+                        if normalize(note) not in fallback_files:  # one reproducer per kind
+                            serial["fallback"] += 1
+                            fallback_files[normalize(note)] = write_failure(
+                                args.out, serial["fallback"], k, args.seed, program, jit,
+                                dict(r, outcome="fallback", message=note))
                 if r["outcome"] in FAILING:
                     serial[r["outcome"]] += 1
                     path = write_failure(args.out, serial[r["outcome"]], k, args.seed, program, jit, r)
@@ -201,7 +207,8 @@ def campaign(args):
                "outcomes": dict(counts),
                "jit": {str(j): {o: c for (jj, o), c in by_jit.items() if jj == j} for j in (False, True)},
                "clear_errors": dict(clear.most_common()), "crashes": dict(crashes.most_common()),
-               "numba_fallbacks": dict(fallbacks.most_common()), "failures": failures,
+               "numba_fallbacks": dict(fallbacks.most_common()), "fallback_files": fallback_files,
+               "failures": failures,
                "clear_error_examples": {m: k for (_, m), k in examples.items()}}
     with open(os.path.join(args.out, "summary.json"), "w") as fh:
         json.dump(summary, fh, indent=1)
