@@ -1,9 +1,9 @@
 """Every row of a second derivative from one call: the dense Hessian, grad(grad(f)).
 
-`derivative_rows(program, inputs, direction)` runs the reverse-over-forward program
-of api/second_order.py (its last input is the forward level's direction) once per unit
-vector of `direction`'s shape and returns the stacked results, shape (directions,
-elements of the derivative). With numba, the loop over directions runs in compiled
+`derivative_rows(program, inputs, direction, shape, check)` runs the reverse-over-forward
+program of api/second_order.py (`inputs`, then the forward level's direction) once per
+unit vector of `direction`'s shape and returns the results (its gradient, of `shape`)
+stacked, shape (directions, elements of the derivative). With numba, the loop over directions runs in compiled
 code: a generated driver calls the program's numba function for each unit vector, so
 the dense Hessian is one call from Python instead of one per column (each of which
 bound and checked the arguments again). The driver is used once the program has run
