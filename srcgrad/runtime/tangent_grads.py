@@ -9,12 +9,18 @@ forward code again (an HVP is reverse mode over f's generated forward code).
 - `cumprod_tangent_grad(g, t, a, axis)`: the cotangent of a of `cumprod_tangent(t, a,
   axis)` (the tangent of np.cumprod(a) along t), by the adjoint of its recurrence
   T_k = T_(k-1) a_k + (a_0 ... a_(k-1)) t_k; division-free as well.
+  `cumprod_second_tangent(t, s, a, axis)` is that recurrence's tangent along s (for a).
 - `norm_direction_grads(G, g, ans, x, ord, axis, keepdims)`: the cotangents (of g, of
   ans, of x) of `linalg_norm_grad(g, ans, x, ord, axis, keepdims)`, the direction
   g d||x|| / dx, for vector p-norms (ord None, a number, inf) and the Frobenius norm; the
   other matrix norms (1, inf: piecewise linear, zero) give zeros, 2, -2 and 'nuc'
   (through an SVD) raise ValueError. At a zero norm the direction is zero (as the
-  first derivative's), and so is its derivative.
+  first derivative's), and so is its derivative. `norm_direction_tangent` is its tangent
+  (Python only: a third derivative).
+- `percentile_weights(g, a, q, axis)`: np.percentile's cotangent of a (g on the two
+  ranks NumPy's linear method interpolates between); `percentile_spread(s, a, q, axis)`:
+  per result, s at the upper rank minus s at the lower, times d(fraction)/dq (with s = a,
+  d np.percentile / dq); `percentile_spread_grad` its adjoint in s.
 
 Plain-NumPy forms take any axis; the numba twins cover what numba compiles of the
 primal (1-d arrays or `axis=None`, as for the helpers they differentiate).
