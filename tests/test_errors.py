@@ -868,3 +868,30 @@ def test_a_file_edited_after_import_is_an_error(tmp_path, monkeypatch):
     linecache.checkcache()
     with pytest.raises(srcgrad.SourceUnavailableError, match="is now `def g`: the file was edited"):
         srcgrad.grad(module.f, jit=False)
+
+
+def _reads_past_the_end(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += x[i] * x[i + 1]  # x[n] at the last i: NumPy raises IndexError
+    return total
+
+
+def _recursive_reads_past_the_end(x, k):
+    if k == 0:
+        return x[x.shape[0]] * 1.0
+    return _recursive_reads_past_the_end(x, k - 1) * 2.0
+
+
+@pytest.mark.parametrize("jit", [True, False], ids=["jit", "nojit"])
+def test_index_out_of_range_raises_as_numpy_does(jit):
+    """numba's compiled code is bounds checked: a read past the end raises IndexError, as the
+    function itself does under NumPy, instead of a gradient computed from whatever lay there."""
+    x = np.arange(1.0, 5.0)
+    with pytest.raises(IndexError):
+        _reads_past_the_end(x)
+    for func, args in ((_reads_past_the_end, (x,)), (_recursive_reads_past_the_end, (x, 2))):
+        gradient = srcgrad.grad(func, wrt=0, jit=jit)  # the second: a generated helper raises
+        with pytest.raises(IndexError):
+            gradient(*args)
+        assert gradient.backend == ("numba" if jit else "python")

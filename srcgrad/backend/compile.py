@@ -17,6 +17,11 @@ A call that finds compiled code for its argument types costs numba's dispatch
 and little more: NumbaPerformanceWarnings are silenced only while numba
 compiles (around the dispatcher's `_compile_for_args`), not at every call.
 srcgrad's warnings are attributed to the first caller outside srcgrad.
+
+Every function is compiled with numba's bounds checks: an index out of range
+raises IndexError as NumPy does, where unchecked compiled code read past the
+array and returned a gradient of other numbers (`x[i + 1]` at the last i).
+Measured on gmm and lstm: 2-3% slower calls, no measurable compile time.
 """
 from __future__ import annotations
 
@@ -45,10 +50,9 @@ class Compiled:
         self.path = str(path)
         self._cache_dir = os.path.dirname(self.path)  # the checked cache directory in use
         self.helpers = {name: getattr(module, name) for name in helpers}  # Python versions
-        if jit:
-            for name, helper in self.helpers.items():  # a try's helper indexes as Python
-                checked = name.startswith("_sg_try_")  # does: IndexError (frontend/trying.py)
-                setattr(module, name, _quiet(numba.njit(cache=True, boundscheck=checked)(helper),
+        if jit:  # bounds checked: IndexError as in NumPy (a try's helper relies on it too)
+            for name, helper in self.helpers.items():
+                setattr(module, name, _quiet(numba.njit(cache=True, boundscheck=True)(helper),
                                              self._cache_dir))
         self.line_map = line_map
         self.describe = describe  # "gradient of f (model.py:3)"
@@ -57,7 +61,8 @@ class Compiled:
         if jit and twin is not None:  # f__grad is f__grad_all's body: compile it once
             self.dispatcher = getattr(module, twin)
         else:
-            self.dispatcher = (_quiet(numba.njit(cache=True)(python_func), self._cache_dir)
+            self.dispatcher = (_quiet(numba.njit(cache=True, boundscheck=True)(python_func),
+                                      self._cache_dir)
                                if jit else None)
         if jit:
             self._refusing_complex(self.dispatcher)
