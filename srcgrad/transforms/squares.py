@@ -1,0 +1,91 @@
+"""Part of pass 8 (optimize): the cotangent of `np.sum(u * u)` stays a number.
+
+`s = np.sum(t)` with `t = u * u` has the backward code
+
+    _adj_t = expand_to(g, t, None, False)          # g broadcast to t's shape: a new array
+    ... unbroadcast(_adj_t * u, u) ...             # the contributions of t = u * u to u
+
+The first line fills an array with g and reads `t` for its shape, so the backward
+sweep also recomputes or records `t`; for a sum of squares inside a loop (gmm's
+`np.sum(qx * qx)`, least squares, an L2 penalty) that is two array operations per
+iteration for nothing. This rewrite keeps `_adj_t = g`.
+
+Rule: `t` is bound once in the whole function, by `t = u * u` (one name on both sides,
+so t has u's shape), and every read of `_adj_t` is a factor `_adj_t * u` or
+`u * _adj_t` that is the first argument of `unbroadcast(..., u)`. Then both programs
+compute g * u element by element (g is a number: the cotangent of a whole sum), of u's
+shape, which `unbroadcast` to u's shape leaves as it is: the values are identical to
+the last bit, and no read of `t` remains here. `u`'s value at each read is the one the
+original code read there.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..syntax import blocks
+
+
+def _bindings(tree, var: str) -> list:
+    return [s for b in blocks(tree) for s in b if isinstance(s, gast.Assign)
+            and any(isinstance(n, gast.Name) and n.id == var and isinstance(n.ctx, gast.Store)
+                    for t in s.targets for n in gast.walk(t))]
+
+
+def _square_of(forward: list, var: str):
+    """u if `var` is bound once in `forward`, by `var = u * u`; else None."""
+    sites = _bindings(forward, var)
+    if len(sites) != 1 or len(sites[0].targets) != 1:
+        return None
+    value = sites[0].value
+    if (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult)
+            and isinstance(value.left, gast.Name) and isinstance(value.right, gast.Name)
+            and value.left.id == value.right.id):
+        return value.left.id
+    return None
+
+
+def _is_name(node, var: str) -> bool:
+    return isinstance(node, gast.Name) and node.id == var
+
+
+def _reads_fit(backward: list, adj: str, u: str) -> bool:
+    """Every read of `adj` is `adj * u` or `u * adj` as the first argument of
+    `unbroadcast(..., u)`."""
+    fitting = set()
+    reads = 0
+    for stmt in backward:  # each node once: walking a loop walks its body
+        for node in gast.walk(stmt):
+            if _is_name(node, adj) and isinstance(node.ctx, gast.Load):
+                reads += 1
+            if (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+                    and node.func.id == "unbroadcast" and len(node.args) == 2
+                    and _is_name(node.args[1], u)
+                    and isinstance(node.args[0], gast.BinOp)
+                    and isinstance(node.args[0].op, gast.Mult)):
+                left, right = node.args[0].left, node.args[0].right
+                for mine, other in ((left, right), (right, left)):
+                    if _is_name(mine, adj) and _is_name(other, u):
+                        fitting.add(id(mine))
+    return reads > 0 and reads == len(fitting)
+
+
+def scalar_square_cotangents(forward: list, backward: list) -> None:
+    """Rewrite `_adj_t = expand_to(g, t, None, False)` to `_adj_t = g` where the rule
+    of the module docstring holds."""
+    for block in blocks(backward):
+        for stmt in block:
+            if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], gast.Name)):
+                continue
+            value = stmt.value
+            if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+                    and value.func.id == "expand_to" and len(value.args) == 4
+                    and isinstance(value.args[1], gast.Name)
+                    and all(isinstance(a, gast.Constant) for a in value.args[2:])
+                    and value.args[2].value is None and value.args[3].value is False):
+                continue
+            adj, t = stmt.targets[0].id, value.args[1].id
+            u = _square_of(forward, t)
+            if (u is not None and len(_bindings(backward, adj)) == 1
+                    and _reads_fit(backward, adj, u)):
+                stmt.value = value.args[0]
