@@ -1,4 +1,5 @@
-"""Sums of squares (transforms/squares.py): the cotangent of `np.sum(u * u)` stays a number.
+"""Sums of squares (transforms/squares.py): the cotangent of `np.sum(u * u)` stays a number,
+and the two contributions of `u * u` to u are one, `2.0 * E`.
 
 Each function is checked against central finite differences and autograd, numba on and
 off, and the generated code is checked to drop the filled array (`expand_to`) exactly
@@ -59,3 +60,9 @@ def test_filled_array_dropped_only_for_one_name_squared():
     for func in (squares_in_a_loop, least_squares, pairwise_squares):
         assert "expand_to" not in srcgrad.grad(func, wrt=(0, 1)).source, func.__name__
     assert "expand_to" in srcgrad.grad(product_not_square, wrt=(0, 1)).source
+
+
+def test_two_contributions_of_a_square_are_one():
+    source = srcgrad.grad(squares_in_a_loop, wrt=(0, 1)).source
+    assert "_adj_r = 2.0 * unbroadcast(" in source
+    assert "_adj_r = _adj_r + " not in source

@@ -29,7 +29,7 @@ import gast
 
 from ..syntax import blocks, is_comment, name as _name  # blocks: others import it here
 from .owned import mentions, own  # mentions: fuse, recompute and inverses import it from here
-from .squares import scalar_square_cotangents
+from .squares import doubled_contributions, scalar_square_cotangents
 from .reverse import Reversed
 from .targets import into_targets
 
@@ -269,6 +269,7 @@ def optimize(rev: Reversed) -> Reversed:
     drop_dead_tail(rev.backward, keep)
     rev.backward = drop_empty(rev.backward)
     scalar_square_cotangents(rev.forward, rev.backward)
+    doubled_contributions(rev.backward)
     accumulate_in_place(rev.backward)
     own(rev.backward, keep)
     into_targets(rev.backward, rev.integers, keep)

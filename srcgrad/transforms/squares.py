@@ -1,4 +1,4 @@
-"""Part of pass 8 (optimize): the cotangent of `np.sum(u * u)` stays a number.
+"""Part of pass 8 (optimize): the backward code of squares, `np.sum(u * u)`, made lighter.
 
 `s = np.sum(t)` with `t = u * u` has the backward code
 
@@ -17,6 +17,20 @@ compute g * u element by element (g is a number: the cotangent of a whole sum), 
 shape, which `unbroadcast` to u's shape leaves as it is: the values are identical to
 the last bit, and no read of `t` remains here. `u`'s value at each read is the one the
 original code read there.
+
+Second rewrite: `u * u` gives u two contributions, the same expression twice:
+
+    _adj_u = zeros_plus(u, E)           becomes      _adj_u = zeros_plus(u, 2.0 * E)
+    _adj_u = _adj_u + E
+
+(or `_adj_u = E` first, which becomes `_adj_u = 2.0 * E`: a new array either way).
+
+Rule: the two statements are consecutive in one block, E is the same expression in
+both (names, numbers, arithmetic other than `@`, `unbroadcast`: pure, and nothing
+between them changes its operands) and E does not read `_adj_u`. `zeros_plus(u, E)`
+is E (of u's shape), and E + E equals 2.0 * E exactly (doubling is exact, and
+overflows exactly when the sum does); where zeros_plus broadcasts E onto zeros, the
+two differ at most in the sign of a zero. One array and one pass over it less.
 """
 from __future__ import annotations
 
@@ -89,3 +103,53 @@ def scalar_square_cotangents(forward: list, backward: list) -> None:
             if (u is not None and len(_bindings(backward, adj)) == 1
                     and _reads_fit(backward, adj, u)):
                 stmt.value = value.args[0]
+
+
+def _pure(expr) -> bool:
+    for node in gast.walk(expr):
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
+            return False
+        if isinstance(node, gast.Call):
+            if not (isinstance(node.func, gast.Name) and node.func.id == "unbroadcast"):
+                return False
+        elif not isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Name, gast.Constant,
+                                   gast.operator, gast.unaryop, gast.expr_context)):
+            return False
+    return True
+
+
+def doubled_contributions(backward: list) -> None:
+    """`_adj_u = zeros_plus(u, E); _adj_u = _adj_u + E` -> `_adj_u = zeros_plus(u, 2.0 * E)`
+    (the module docstring's second rule)."""
+    for block in blocks(backward):
+        k = 0
+        while k + 1 < len(block):
+            first, second = block[k], block[k + 1]
+            adj = _plain_target(first)
+            if (adj and adj == _plain_target(second) and isinstance(second.value, gast.BinOp)
+                    and isinstance(second.value.op, gast.Add)
+                    and _is_name(second.value.left, adj)):
+                wrapped = _call_of(first.value, "zeros_plus") and len(first.value.args) == 2
+                e, again = first.value.args[1] if wrapped else first.value, second.value.right
+                if (_pure(e) and gast.dump(e) == gast.dump(again)
+                        and not any(_is_name(n, adj) for n in gast.walk(e))):
+                    doubled = gast.BinOp(left=gast.Constant(value=2.0, kind=None),
+                                         op=gast.Mult(), right=e)
+                    if wrapped:
+                        first.value.args[1] = doubled
+                    else:
+                        first.value = doubled
+                    del block[k + 1]
+            k += 1
+
+
+def _plain_target(stmt):
+    if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return stmt.targets[0].id
+    return None
+
+
+def _call_of(value, func: str) -> bool:
+    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+            and value.func.id == func)
