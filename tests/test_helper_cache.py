@@ -23,11 +23,11 @@ MODEL = '''
 import numpy as np
 
 
-def first(x, w):
+def first(x, w):  # ends as second does: np.sum(u * u) would need fewer helpers (squares.py)
     y = np.zeros(x.shape[0])
     for i in range(4):
         y = y + np.tanh(x * w + i)
-    return np.sum(y * y)
+    return np.sum(y * x)
 
 
 def second(x, w):
