@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import literally, types
+from numba import types
 from numba.extending import overload
 
 from ..errors import SrcgradError
@@ -40,19 +40,16 @@ def _may_hold_array(ty) -> bool:
 
 @overload(forbid_array_alias)
 def _forbid_array_alias(z, other, message):
-    if not isinstance(message, types.StringLiteral):
-        return lambda z, other, message: literally(message)  # retype with the text as a constant
-    text = message.literal_value
     if not (isinstance(z, types.Array) and _may_hold_array(other)):
         return lambda z, other, message: None
     if isinstance(other, types.List):  # a list holds an array once it has elements
         def impl_list(z, other, message):
             if len(other) > 0:
-                raise SrcgradError(text)
+                raise SrcgradError(message)
         return impl_list
 
     def impl(z, other, message):
-        raise SrcgradError(text)
+        raise SrcgradError(message)
     return impl
 
 
@@ -74,9 +71,6 @@ def check_cotangent(ct, x, message):
 
 @overload(check_cotangent)
 def _check_cotangent(ct, x, message):
-    if not isinstance(message, types.StringLiteral):
-        return lambda ct, x, message: literally(message)
-    text = message.literal_value
     ct_array, x_array = isinstance(ct, types.Array), isinstance(x, types.Array)
     if not ct_array and not x_array:
         return lambda ct, x, message: ct
@@ -84,7 +78,7 @@ def _check_cotangent(ct, x, message):
         return lambda ct, x, message: np.sum(ct)  # a number broadcast against an array
     if not ct_array or ct.ndim < x.ndim:
         def impl(ct, x, message):
-            raise SrcgradError(text + ": its rank differs from the argument's")
+            raise SrcgradError(message + ": its rank differs from the argument's")
         return impl
 
     def impl(ct, x, message):
@@ -92,7 +86,7 @@ def _check_cotangent(ct, x, message):
             return ct
         summed = unbroadcast(ct, x)
         if summed.shape != x.shape:
-            raise SrcgradError(text + ": its shape differs from the argument's")
+            raise SrcgradError(message + ": its shape differs from the argument's")
         return summed
     return impl
 

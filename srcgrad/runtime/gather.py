@@ -8,7 +8,7 @@ index may hold an array: every occurrence adds, like `np.add.at`.
 from __future__ import annotations
 
 import numpy as np
-from numba import literally, types
+from numba import types
 from numba.extending import overload
 
 from ..errors import SrcgradError
@@ -101,12 +101,9 @@ def check_write_index(index, message):
 
 @overload(check_write_index)
 def _check_write_index(index, message):
-    if not isinstance(message, types.StringLiteral):
-        return lambda index, message: literally(message)
-    text = message.literal_value
     parts = list(index) if isinstance(index, types.BaseTuple) else [index]
     if any(isinstance(t, types.Array) and isinstance(t.dtype, types.Integer) for t in parts):
         def impl(index, message):
-            raise SrcgradError(text)
+            raise SrcgradError(message)
         return impl
     return lambda index, message: None
