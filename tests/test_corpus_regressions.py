@@ -38,6 +38,8 @@ central finite differences and, where it can trace the function, autograd
   inside branches) and parameters an inlined copy shares with its caller;
   `x, y = y, x` in a loop was bound in sequence (`x = y; y = x`), found by the
   speed-shapes corpus.
+- An integer counter reset from itself, `j = (j + 2) % n`, was recorded on a float
+  tape: numba refused `x[j]` in the backward sweep and the gradient ran as Python.
 - The index of a write back is read: `y[y < 0.25] = ...` in a loop (y a
   parameter not differentiated) put every element back through the last
   iteration's mask.
@@ -644,6 +646,18 @@ def swap_in_loop(x, y):
     return s
 
 
+def counter_reset_from_itself(x):
+    """`j = (j + 2) % n`: j's tape held floats, so `x[j]` in the backward sweep made numba
+    refuse the gradient (it ran as Python); an int counter now keeps an int tape."""
+    n = x.shape[0]
+    j = 0
+    s = 0.0
+    for k in range(5):
+        s = s + x[j] * x[j] * (k + 1.0)
+        j = (j + 2) % n
+    return s
+
+
 def unpack_into_itself(x):
     """`a, b = a` unpacks the old a (the second item is read before a is rebound).
 
@@ -740,6 +754,7 @@ CASES = [
     _case(shared_parameter_in_rk2, lambda: (_vec(0.3, -0.7, 1.1, 0.4), 4)),
     _case(shared_parameter_returned, lambda: (_vec(0.3, -0.7, 1.1),)),
     _case(swap_in_loop, lambda: (1.0, 3.0), (0, 1)),
+    _case(counter_reset_from_itself, lambda: (_vec(0.3, -0.7, 1.1),)),
 ]
 
 

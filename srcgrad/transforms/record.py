@@ -186,7 +186,8 @@ def _record_before(rev: Reversed, restores: list, integers: set[str], varying) -
     from an array preallocated by trip count when the site runs once per
     iteration of a chain of counted `for` loops (iterations.py; the loop is recast).
     The first binding needs no undo: nothing before it reads the name. An
-    array tape of `integers` (counters, inverses.py) holds ints (`tape_like`); a name whose
+    array tape of `integers` (counters, inverses.py) or of a name every assignment gives an
+    int (activity.integer_names: `j = (j + 2) % n`) holds ints (`tape_like`); a name whose
     shape may vary (analysis/shape_classes.py) goes on a stack. Returns the restores converted.
     """
     first = _defined_first(rev.forward, rev.norm.inputs)
@@ -207,7 +208,8 @@ def _record_before(rev: Reversed, restores: list, integers: set[str], varying) -
             if counted is not None:
                 index, size, ahead = counted
                 undo.value = gast.Subscript(value=name(tape), slice=index, ctx=gast.Load())
-                make = call("tape_like" if var in integers else "tape_array", name(var), size)
+                exact = var in integers or var in rev.integers  # an int stays an int
+                make = call("tape_like" if exact else "tape_array", name(var), size)
                 if ahead:
                     insert_before(rev.forward, chain[0], assign(tape, make))
                 else:
