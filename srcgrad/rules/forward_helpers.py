@@ -1,7 +1,8 @@
 """Reverse rules (and forward rules where they are one line) for the run-time helpers that
 forward rules call (rules/forward.py, forward_more.py), so reverse mode can differentiate
 generated forward code: an HVP, a Hessian and grad(grad(f)) through np.prod, np.sort,
-np.cumprod, np.median, np.percentile, np.linalg.solve and np.linalg.norm (issue 17).
+np.cumprod, np.median, np.percentile, np.interp, np.linalg.solve and np.linalg.norm
+(issue 17).
 
 - `sort_tangent(t, a, axis)` and `median_grad(g, a, axis)` are linear in their first
   argument and piecewise constant in `a` (an ordering): the cotangent of `a` is zero
@@ -15,12 +16,15 @@ np.cumprod, np.median, np.percentile, np.linalg.solve and np.linalg.norm (issue 
 - `percentile_weights(g, a, q, axis)` (np.percentile's weights on two ranks: linear in
   g, piecewise constant in a, linear in q between ranks) and `percentile_spread(s, a, q,
   axis)` (its derivative by q, linear in s).
-Helpers still without a rule (np.interp's and the decompositions' tangents) make
-reverse mode name the user's call, as any missing rule does.
+- `interp_tangent(t_x, t_xp, t_fp, x, xp, fp)`: linear in the tangents (their adjoint
+  is np.interp's cotangent), piecewise smooth in (x, xp, fp) (runtime/interp_tangents.py).
+The decompositions' tangents are in rules/forward_helpers_linalg.py; helpers still
+without a rule make reverse mode name the user's call, as any missing rule does.
 """
 import numpy as np
 
-from ..runtime import (cumprod_grad, cumprod_second_tangent, cumprod_tangent, cumprod_tangent_grad,
+from ..runtime import (cumprod_grad, interp_curvature, interp_parts, interp_second_tangent,
+                       interp_tangent, cumprod_second_tangent, cumprod_tangent, cumprod_tangent_grad,
                        linalg_norm_grad, median_grad, norm_direction_grads, norm_direction_tangent, percentile_spread,
                        percentile_spread_grad, percentile_weights, prod_others, prod_others_grad,
                        reduce_sum, seed_like, solve_like, solve_outer, solve_product,
@@ -179,3 +183,27 @@ def percentile_spread_vjp(g, ans, s, a, q, axis=None):
 @defjvp(percentile_spread_vjp)
 def percentile_spread_jvp(t_s, t_a, t_q, ans, s, a, q, axis=None):
     return percentile_spread(t_s, a, q, axis)
+
+
+def _interp_case(scalar):
+    def sample(rng):
+        xp = np.array([0.0, 0.7, 1.5, 2.0, 3.2])
+        x = 1.3 if scalar else np.array([-0.5, 0.2, 1.1, 1.9, 2.5, 3.0, 4.0])
+        return (draw(rng, *np.shape(x)) if not scalar else float(rng.normal()), draw(rng, 5),
+                draw(rng, 5), x, xp, draw(rng, 5))
+    sample.__name__ = "scalar" if scalar else "points"
+    return sample
+
+
+@defrule(interp_tangent, sample=(_interp_case(False), _interp_case(True)))
+def interp_tangent_vjp(g, ans, t_x, t_xp, t_fp, x, xp, fp):
+    lin = interp_parts(g, x, xp, fp)
+    bent = interp_curvature(g, t_x, t_xp, t_fp, x, xp, fp)
+    return (unbroadcast(lin[0], t_x), unbroadcast(lin[1], t_xp), unbroadcast(lin[2], t_fp),
+            bent[0], bent[1], bent[2])
+
+
+@defjvp(interp_tangent_vjp)
+def interp_tangent_jvp(s_tx, s_txp, s_tfp, s_x, s_xp, s_fp, ans, t_x, t_xp, t_fp, x, xp, fp):
+    return (interp_tangent(s_tx, s_txp, s_tfp, x, xp, fp)
+            + interp_second_tangent(t_x, t_xp, t_fp, s_x, s_xp, s_fp, x, xp, fp))
