@@ -35,7 +35,7 @@ def energy__grad(x, k):
     _adj_stretch = unbroadcast(_adj_e * _t3 * 2 * stretch, stretch)
     # grad of: stretch = x[1] - x[0]   (golden_model.py:7)
     _adj__t1 = unbroadcast(_adj_stretch, _t1)
-    _adj_x[0] += unbroadcast(-_adj_stretch, _t2)
+    _adj_x[0] -= unbroadcast(_adj_stretch, _t2)
     _adj_x[1] += _adj__t1
     return e__2, (_adj_x,)
 """

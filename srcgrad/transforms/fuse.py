@@ -53,6 +53,7 @@ import gast
 from ..runtime import __all__ as RUNTIME_NAMES
 from ..syntax import is_comment
 from .optimize import blocks, mentions
+from .signs import subtracted_negations
 
 _TEMP = re.compile(r"^(_t\d+|_adj_\w+)$")
 _UFUNCS = {"exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "sinh", "cosh",
@@ -247,4 +248,5 @@ def fuse(function: gast.FunctionDef) -> gast.FunctionDef:
         counts = Counter(n.id for n in names)
         stores = Counter(n.id for n in names if isinstance(n.ctx, gast.Store))
         if not any([_fuse_block(block, counts, stores) for block in list(blocks(function.body))]):
+            subtracted_negations(function.body)  # signs.py: `+= unbroadcast(-E, t)` -> `-=`
             return function
