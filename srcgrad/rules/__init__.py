@@ -23,4 +23,4 @@ from .registry import (BINARY, DATA_ATTRIBUTES, METHODS, REGISTRY, REPLACED, REW
 from . import arith, calls, numpy_ufuncs, reductions, linalg, einsum, shapes, joining  # noqa: E402,F401  (they register)
 from . import matrices, ordering, decompositions, special, everyday  # noqa: E402,F401  (issue 15)
 from . import helpers, forward, forward_more  # noqa: E402,F401  (forward rules refer to the reverse ones)
-from . import forward_helpers  # noqa: E402,F401  (issue 17: reverse rules of the forward rules' helpers)
+from . import forward_helpers, forward_helpers_linalg  # noqa: E402,F401  (issue 17: reverse rules of the forward rules' helpers)
