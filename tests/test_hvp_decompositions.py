@@ -51,6 +51,25 @@ def singular_values(x):
     return np.sum(s ** 3) * s[0] + np.sum(s_wide ** 3) * x[0]
 
 
+def svd_factors(x):  # functions of U and Vt that their columns' signs leave alone
+    u, s, vt = np.linalg.svd(x.reshape(3, 2) + 2.0 * np.eye(3, 2) * np.array([1.0, 2.0]),
+                             full_matrices=False)
+    square_u, square_s, square_vt = np.linalg.svd(A + np.outer(x[:3], x[3:]))
+    return (np.sum(u ** 4) + np.sum(vt ** 4 * s)
+            + np.sum((square_u * square_vt.T) * np.arange(1.0, 4.0)))
+
+
+def qr_factors(x):
+    q, r = np.linalg.qr(x.reshape(3, 2) + 2.0 * np.eye(3, 2))
+    return np.sum((q * r[0]) ** 2) + np.sum(r ** 3)
+
+
+def least_squares(x):
+    m = np.vstack([A + np.diag(x[:3]), x[3:].reshape(1, 3)])
+    solution, residuals, rank, sv = np.linalg.lstsq(m, np.arange(4.0) + x[0] ** 2, rcond=None)
+    return np.sum(solution ** 3) + np.sum(residuals) * x[1] + np.sum(sv ** 2) * x[2]
+
+
 def everything(x):  # one numba compile through every helper covered here
     w, v = np.linalg.eigh(A + np.diag(x[:3] ** 2) + np.outer(x[3:], x[3:]))
     s = np.linalg.svd(x.reshape(2, 3) + A[:2], compute_uv=False)
@@ -59,7 +78,7 @@ def everything(x):  # one numba compile through every helper covered here
 
 
 FUNCTIONS = [interp_in_x_and_fp, interp_in_xp, eigenvalues, eigenvectors, singular_values,
-             everything]
+             svd_factors, qr_factors, least_squares, everything]
 KNOTS = [interp_at_a_knot]  # one-sided at the knot, as the first derivative: not for FD
 CASES = [(f, True) for f in FUNCTIONS] + [(f, False) for f in KNOTS]
 
@@ -104,7 +123,15 @@ def test_numba_hvp_through_every_helper():
     assert product._reverse()[0].compiled.fallback_reason is None
 
 
-@pytest.mark.parametrize("func", [interp_in_x_and_fp, eigenvectors])
+def test_factors_run_as_python_under_numba():
+    """svd's U and Vt, qr and lstsq have tangents an entry at a time (Python), so numba
+    falls back to Python for their HVP, with a warning, and the same numbers."""
+    with pytest.warns(srcgrad.SrcgradWarning, match="qr_q_tangent"):
+        got = srcgrad.hvp(qr_factors, jit=True)(X, V)
+    np.testing.assert_allclose(got, srcgrad.hvp(qr_factors, jit=False)(X, V), rtol=1e-12)
+
+
+@pytest.mark.parametrize("func", [interp_in_x_and_fp, eigenvectors, least_squares])
 def test_grad_of_grad(func):
     twice = srcgrad.grad(srcgrad.grad(func, jit=False), jit=False)(X)
     np.testing.assert_allclose(twice, _jax_hessian(func), rtol=1e-10, atol=1e-10)

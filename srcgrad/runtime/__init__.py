@@ -31,6 +31,7 @@ from . import matrices as _matrices, ordering as _ordering, special as _special 
 from . import tangent_grads as _tangent_grads  # noqa: E402  (issue 17: reverse rules of forward rules)
 from . import interp_tangents as _interp_tangents  # noqa: E402  (issue 17: np.interp's)
 from . import decomposition_tangents as _decomposition_tangents  # noqa: E402  (and eigh's, svd's)
+from . import decomposition_curvature as _decomposition_curvature  # noqa: E402
 
 __all__ = [
     "add_cotangents", "budget_snapshots", "state_bytes", "checkpointed", "cotangent_dot", "finish_plan", "first_slot", "loop_ran", "next_action",
@@ -92,7 +93,7 @@ __all__ = [
 # Helpers of the rules added for issue 15 (everyday Python and NumPy): every public
 # function of these modules.
 for _module in (_decompositions, _effects, _matrices, _ordering, _special, _tangent_grads,
-                _interp_tangents, _decomposition_tangents):
+                _interp_tangents, _decomposition_tangents, _decomposition_curvature):
     for _name in sorted(vars(_module)):
         _value = getattr(_module, _name)
         if not _name.startswith("_") and callable(_value) and getattr(
