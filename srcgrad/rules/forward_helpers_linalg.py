@@ -37,7 +37,12 @@ def _eigh_case(rng):
     return draw(rng, 3, 3), _symmetric(rng)
 
 
-_eigh_case.__name__ = "3x3"
+def _eigh_lower_case(rng):
+    """eigh reads a's lower triangle: its upper one differs here."""
+    return draw(rng, 3, 3), np.tril(_symmetric(rng)) + np.triu(draw(rng, 3, 3), 1)
+
+
+_eigh_case.__name__, _eigh_lower_case.__name__ = "3x3", "3x3-lower"
 
 
 def _svd_case(m, n):
@@ -50,7 +55,7 @@ def _svd_case(m, n):
     return sample
 
 
-@defrule(eigh_values_tangent, sample=(_eigh_case,))
+@defrule(eigh_values_tangent, sample=(_eigh_case, _eigh_lower_case))
 def eigh_values_tangent_vjp(g, ans, t, a):
     return eigh_values_grad(g, a), eigh_values_tangent_grad(g, t, a)
 
@@ -60,7 +65,7 @@ def eigh_values_tangent_jvp(s_t, s_a, ans, t, a):
     return eigh_values_tangent(s_t, a) + eigh_values_second_tangent(t, s_a, a)
 
 
-@defrule(eigh_vectors_tangent, sample=(_eigh_case,))
+@defrule(eigh_vectors_tangent, sample=(_eigh_case, _eigh_lower_case))
 def eigh_vectors_tangent_vjp(g, ans, t, a):
     return eigh_vectors_grad(g, eigh_vectors(a), a), eigh_vectors_tangent_grad(g, t, a)
 
