@@ -6,7 +6,8 @@ the first derivative's cotangent helper (svd_u_grad, qr_q_grad, ...). So T's cot
 t is C(g, args), and its cotangent of the matrices is the gradient of the pairing
 <C(g, args), t> by args: that gradient is taken by srcgrad's own reverse mode, over a
 plain-NumPy copy of C here (`_svd_u_pairing`, ...: the same formulas, written with
-operations srcgrad differentiates). The pairings' gradients are generated once, as
+operations srcgrad has rules for, and calling no function of this package, which srcgrad
+would take for a run-time helper without a rule). The pairings' gradients are generated once, as
 Python (jit=False): the tangents they differentiate are Python already (an entry at a
 time), so second order through these factors runs as Python too.
 
@@ -29,8 +30,8 @@ from .dtypes import as_float
 
 def _svd_u_pairing(g, t, a):
     u, s, vt = np.linalg.svd(a, full_matrices=False)
-    eye = np.eye(s.size)  # the gaps 1 / (s_j^2 - s_i^2) off the diagonal (no calls: srcgrad
-    gaps = (1.0 - eye) / ((s * s).reshape((1, -1)) - (s * s).reshape((-1, 1)) + eye)  # inlines)
+    eye = np.eye(s.size)  # the gaps 1 / (s_j^2 - s_i^2) off the diagonal, zero on it
+    gaps = (1.0 - eye) / ((s * s).reshape((1, -1)) - (s * s).reshape((-1, 1)) + eye)
     j = gaps * (u.T @ g)
     cot = u @ ((j + j.T) * s) @ vt + ((g - u @ (u.T @ g)) / s) @ vt
     return np.sum(cot * t)
