@@ -70,6 +70,13 @@ def least_squares(x):
     return np.sum(solution ** 3) + np.sum(residuals) * x[1] + np.sum(sv ** 2) * x[2]
 
 
+def number_tangents(x):  # A * x[1] + x[0]: a tangent that is a number broadcast over A
+    w, v = np.linalg.eigh(A * x[1] + x[0])
+    s = np.linalg.svd(A + x[0], compute_uv=False)
+    q, r = np.linalg.qr(A + x[0] * x[1])
+    return np.sum(w ** 3) + np.sum(v ** 4) + np.sum(s ** 3) + np.sum(r ** 2 * q)
+
+
 def everything(x):  # one numba compile through every helper covered here
     w, v = np.linalg.eigh(A + np.diag(x[:3] ** 2) + np.outer(x[3:], x[3:]))
     s = np.linalg.svd(x.reshape(2, 3) + A[:2], compute_uv=False)
@@ -78,7 +85,7 @@ def everything(x):  # one numba compile through every helper covered here
 
 
 FUNCTIONS = [interp_in_x_and_fp, interp_in_xp, eigenvalues, eigenvectors, singular_values,
-             svd_factors, qr_factors, least_squares, everything]
+             svd_factors, qr_factors, least_squares, number_tangents, everything]
 KNOTS = [interp_at_a_knot]  # one-sided at the knot, as the first derivative: not for FD
 CASES = [(f, True) for f in FUNCTIONS] + [(f, False) for f in KNOTS]
 
@@ -124,9 +131,10 @@ def test_numba_hvp_through_every_helper():
 
 
 def test_factors_run_as_python_under_numba():
-    """svd's U and Vt, qr and lstsq have tangents an entry at a time (Python), so numba
-    falls back to Python for their HVP, with a warning, and the same numbers."""
-    with pytest.warns(srcgrad.SrcgradWarning, match="qr_q_tangent"):
+    """The matrices' cotangents of svd's U and Vt, qr's and lstsq's tangents are Python
+    (decomposition_curvature.py), so numba falls back to Python for their HVP, with a
+    warning, and the same numbers."""
+    with pytest.warns(srcgrad.SrcgradWarning, match="qr_._curvature"):
         got = srcgrad.hvp(qr_factors, jit=True)(X, V)
     np.testing.assert_allclose(got, srcgrad.hvp(qr_factors, jit=False)(X, V), rtol=1e-12)
 
@@ -143,14 +151,19 @@ def _flat(value):
 
 def test_numba_twins_of_the_helpers():
     """np.interp's new helpers' numba twins give their NumPy forms' numbers (scalar and
-    array x, a constant's tangent as a number). The decompositions' helpers are one
-    register_jitable source for both, run compiled by test_numba_hvp_through_every_helper."""
+    array x, a constant's tangent as a number); two of the closed-form decomposition
+    tangents compiled (a number for a tangent too). The other decompositions' helpers are
+    one register_jitable source for both, run compiled by test_numba_hvp_through_every_helper."""
     numba = pytest.importorskip("numba")
     from srcgrad import runtime as rt
     x = np.array([-1.5, -0.2, 0.0, 0.7, 2.0, 2.5])
     cases = {"interp_tangent": [(V, 0.0, V[:4], x, XP, FP), (0.5, V[2:], V[:4], 0.3, XP, FP)],
              "interp_curvature": [(V[::-1], V, V[2:], V[:4], x, XP, FP),
-                                  (1.5, 0.5, V[2:], 0.0, 0.3, XP, FP)]}
+                                  (1.5, 0.5, V[2:], 0.0, 0.3, XP, FP)],
+             # the closed-form tangents (one register_jitable source): two cheap compiles
+             "svd_vt_tangent": [(A * V[:3], A, A + np.eye(3), True)],
+             "lstsq_solution_tangent": [(np.outer(V[:4], V[3:]), 0.3, np.zeros(3),
+                                         np.vstack([A, V[3:]]), V[:4])]}
     for name, calls in cases.items():
         for args in calls:
             params = ", ".join(f"a{k}" for k in range(len(args)))

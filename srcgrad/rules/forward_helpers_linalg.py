@@ -4,9 +4,10 @@ goes through them (issue 17). Each tangent is linear in its tangent argument, wh
 cotangent is the first derivative's cotangent; the matrix's cotangent and the second
 tangents are in runtime/decomposition_tangents.py.
 
-svd's U and Vt, qr's Q and R and lstsq's solution and residuals have tangents computed an
-entry at a time (Python); the matrices' cotangents of those tangents are gradients of a
-pairing that srcgrad takes itself (runtime/decomposition_curvature.py), Python too.
+For svd's U and Vt, qr's Q and R and lstsq's solution and residuals the matrices'
+cotangents of the tangents are gradients of a pairing that srcgrad takes itself
+(runtime/decomposition_curvature.py, Python); the second tangents go an entry at a time.
+A tangent may be a number broadcast over its matrix: its cotangent is summed back.
 """
 import numpy as np
 
@@ -23,6 +24,7 @@ from ..runtime import (lstsq_residuals, lstsq_residuals_curvature, lstsq_residua
                        qr_r_grad, qr_r_second_tangent, qr_r_tangent, svd_u, svd_u_curvature,
                        svd_u_grad, svd_u_second_tangent, svd_u_tangent, svd_vt, svd_vt_curvature,
                        svd_vt_grad, svd_vt_second_tangent, svd_vt_tangent)
+from ..runtime import unbroadcast
 from .forward import defjvp
 from .registry import defrule
 from .samples import draw
@@ -57,7 +59,7 @@ def _svd_case(m, n):
 
 @defrule(eigh_values_tangent, sample=(_eigh_case, _eigh_lower_case))
 def eigh_values_tangent_vjp(g, ans, t, a):
-    return eigh_values_grad(g, a), eigh_values_tangent_grad(g, t, a)
+    return unbroadcast(eigh_values_grad(g, a), t), eigh_values_tangent_grad(g, t, a)
 
 
 @defjvp(eigh_values_tangent_vjp)
@@ -67,7 +69,8 @@ def eigh_values_tangent_jvp(s_t, s_a, ans, t, a):
 
 @defrule(eigh_vectors_tangent, sample=(_eigh_case, _eigh_lower_case))
 def eigh_vectors_tangent_vjp(g, ans, t, a):
-    return eigh_vectors_grad(g, eigh_vectors(a), a), eigh_vectors_tangent_grad(g, t, a)
+    return (unbroadcast(eigh_vectors_grad(g, eigh_vectors(a), a), t),
+            eigh_vectors_tangent_grad(g, t, a))
 
 
 @defjvp(eigh_vectors_tangent_vjp)
@@ -77,7 +80,7 @@ def eigh_vectors_tangent_jvp(s_t, s_a, ans, t, a):
 
 @defrule(svd_s_tangent, sample=(_svd_case(3, 3), _svd_case(4, 2), _svd_case(2, 3)))
 def svd_s_tangent_vjp(g, ans, t, a):
-    return svd_s_grad(g, a), svd_s_tangent_grad(g, t, a)
+    return unbroadcast(svd_s_grad(g, a), t), svd_s_tangent_grad(g, t, a)
 
 
 @defjvp(svd_s_tangent_vjp)
@@ -97,7 +100,8 @@ def _factor_case(primal, m, n, full=None):
 
 @defrule(svd_u_tangent, sample=(_factor_case(svd_u, 3, 3, True), _factor_case(svd_u, 4, 3, False)))
 def svd_u_tangent_vjp(g, ans, t, u, a, full_matrices=True):
-    return svd_u_grad(g, a, full_matrices), None, svd_u_curvature(g, t, a, full_matrices)
+    return (unbroadcast(svd_u_grad(g, a, full_matrices), t), None,
+            svd_u_curvature(g, t, a, full_matrices))
 
 
 @defjvp(svd_u_tangent_vjp)
@@ -109,7 +113,8 @@ def svd_u_tangent_jvp(s_t, s_u, s_a, ans, t, u, a, full_matrices=True):
 @defrule(svd_vt_tangent, sample=(_factor_case(svd_vt, 3, 3, True),
                                  _factor_case(svd_vt, 4, 3, False)))
 def svd_vt_tangent_vjp(g, ans, t, vt, a, full_matrices=True):
-    return svd_vt_grad(g, a, full_matrices), None, svd_vt_curvature(g, t, a, full_matrices)
+    return (unbroadcast(svd_vt_grad(g, a, full_matrices), t), None,
+            svd_vt_curvature(g, t, a, full_matrices))
 
 
 @defjvp(svd_vt_tangent_vjp)
@@ -120,7 +125,7 @@ def svd_vt_tangent_jvp(s_t, s_vt, s_a, ans, t, vt, a, full_matrices=True):
 
 @defrule(qr_q_tangent, sample=(_factor_case(qr_q, 3, 3), _factor_case(qr_q, 4, 3)))
 def qr_q_tangent_vjp(g, ans, t, q, a):
-    return qr_q_grad(g, a), None, qr_q_curvature(g, t, a)
+    return unbroadcast(qr_q_grad(g, a), t), None, qr_q_curvature(g, t, a)
 
 
 @defjvp(qr_q_tangent_vjp)
@@ -130,7 +135,7 @@ def qr_q_tangent_jvp(s_t, s_q, s_a, ans, t, q, a):
 
 @defrule(qr_r_tangent, sample=(_factor_case(qr_r, 3, 3), _factor_case(qr_r, 4, 3)))
 def qr_r_tangent_vjp(g, ans, t, r, a):
-    return qr_r_grad(g, a), None, qr_r_curvature(g, t, a)
+    return unbroadcast(qr_r_grad(g, a), t), None, qr_r_curvature(g, t, a)
 
 
 @defjvp(qr_r_tangent_vjp)
@@ -152,7 +157,7 @@ def _system_case(primal, rows, cols, rhs=()):
 def lstsq_solution_tangent_vjp(g, ans, t_a, t_b, x, a, b):
     lin = lstsq_solution_grads(g, x, a, b)
     bent = lstsq_solution_curvature(g, t_a, t_b, x, a, b)
-    return lin[0], lin[1], bent[0], bent[1], bent[2]
+    return unbroadcast(lin[0], t_a), unbroadcast(lin[1], t_b), bent[0], bent[1], bent[2]
 
 
 @defjvp(lstsq_solution_tangent_vjp)
@@ -166,7 +171,7 @@ def lstsq_solution_tangent_jvp(s_ta, s_tb, s_x, s_a, s_b, ans, t_a, t_b, x, a, b
 def lstsq_residuals_tangent_vjp(g, ans, t_a, t_b, res, a, b):
     lin = lstsq_residuals_grads(g, a, b)
     bent = lstsq_residuals_curvature(g, t_a, t_b, a, b)
-    return lin[0], lin[1], None, bent[0], bent[1]
+    return unbroadcast(lin[0], t_a), unbroadcast(lin[1], t_b), None, bent[0], bent[1]
 
 
 @defjvp(lstsq_residuals_tangent_vjp)

@@ -7,9 +7,9 @@ t is C(g, args), and its cotangent of the matrices is the gradient of the pairin
 <C(g, args), t> by args: that gradient is taken by srcgrad's own reverse mode, over a
 plain-NumPy copy of C here (`_svd_u_pairing`, ...: the same formulas, written with
 operations srcgrad has rules for, and calling no function of this package, which srcgrad
-would take for a run-time helper without a rule). The pairings' gradients are generated once, as
-Python (jit=False): the tangents they differentiate are Python already (an entry at a
-time), so second order through these factors runs as Python too.
+would take for a run-time helper without a rule). The pairings' gradients are generated
+once, as Python (jit=False), so second order through these factors runs as Python (numba
+falls back, with its warning), though the tangents themselves compile.
 
 - `svd_u_curvature(g, t, a, full_matrices)`, `svd_vt_curvature`, `qr_q_curvature`,
   `qr_r_curvature`: the cotangent of a of that tangent for the cotangent g;

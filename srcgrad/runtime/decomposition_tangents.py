@@ -35,14 +35,14 @@ from .decompositions import (_copy_lower, _gaps, eigh_values_grad, eigh_vectors_
 @register_jitable
 def eigh_values_tangent_grad(g, t, a):
     v = np.linalg.eigh(a)[1]
-    return eigh_vectors_grad(2.0 * (_copy_lower(t) @ v) * g, v, a)
+    return eigh_vectors_grad(2.0 * (_copy_lower(np.zeros(a.shape, a.dtype) + t) @ v) * g, v, a)
 
 
 @register_jitable
 def eigh_vectors_tangent_grad(g, t, a):
     w, v = np.linalg.eigh(a)
     f = _gaps(w)
-    tv = _copy_lower(t) @ v
+    tv = _copy_lower(np.zeros(a.shape, a.dtype) + t) @ v
     m = v.T @ tv
     vg = v.T @ g
     h = f * vg
@@ -55,15 +55,16 @@ def eigh_vectors_tangent_grad(g, t, a):
 @register_jitable
 def eigh_values_second_tangent(t, s, a):
     v = np.linalg.eigh(a)[1]
-    return 2.0 * np.sum(eigh_vectors_tangent(s, a) * (_copy_lower(t) @ v), axis=0)
+    return 2.0 * np.sum(eigh_vectors_tangent(s, a) * (_copy_lower(np.zeros(a.shape, a.dtype) + t) @ v),
+                        axis=0)
 
 
 @register_jitable
 def eigh_vectors_second_tangent(t, s, a):
     w, v = np.linalg.eigh(a)
     f = _gaps(w)
-    m = v.T @ _copy_lower(t) @ v
-    ms = v.T @ _copy_lower(s) @ v
+    m = v.T @ _copy_lower(np.zeros(a.shape, a.dtype) + t) @ v
+    ms = v.T @ _copy_lower(np.zeros(a.shape, a.dtype) + s) @ v
     q = f * ms  # V's tangent along s is V q, w's the diagonal of ms
     dw = np.diag(ms).copy()
     df = -f * f * (dw.reshape((1, -1)) - dw.reshape((-1, 1)))
@@ -73,6 +74,7 @@ def eigh_vectors_second_tangent(t, s, a):
 @register_jitable
 def svd_s_tangent_grad(g, t, a):
     u, s, vt = np.linalg.svd(a, full_matrices=False)
+    t = np.zeros(a.shape, a.dtype) + t  # a tangent may be a number broadcast over a
     return (svd_u_grad((t @ vt.T) * g, a, False)
             + svd_vt_grad(g.reshape((-1, 1)) * (u.T @ t), a, False))
 
@@ -81,4 +83,5 @@ def svd_s_second_tangent(t, s, a):
     u, _, vt = np.linalg.svd(a, full_matrices=False)
     du = svd_u_tangent(s, u, a, False)
     dvt = svd_vt_tangent(s, vt, a, False)
+    t = np.zeros(a.shape, a.dtype) + t
     return np.sum(du * (t @ vt.T), axis=0) + np.sum(u * (t @ dvt.T), axis=0)

@@ -5,8 +5,8 @@ resolve.py spells `w, V = np.linalg.eigh(A)` as `(eigh_values(A), eigh_vectors(A
 cotangents of the results used add up. Single matrices (2-d) only; the
 formulas assume distinct eigenvalues / singular values and full column rank
 (qr, lstsq with m >= n), and the helpers raise a ValueError otherwise
-rather than return a wrong number. Every helper here compiles with numba
-as written (`register_jitable`).
+rather than return a wrong number. Every helper here but `tangent_by_cotangents`
+compiles with numba as written (`register_jitable`).
 """
 from __future__ import annotations
 
@@ -236,19 +236,19 @@ def lstsq_residuals_grads(g, a, b):
 @register_jitable
 def eigh_values_tangent(t, a):
     v = np.linalg.eigh(a)[1]
-    return np.sum(v * (_copy_lower(t) @ v), axis=0)
+    return np.sum(v * (_copy_lower(np.zeros(a.shape, a.dtype) + t) @ v), axis=0)
 
 
 @register_jitable
 def eigh_vectors_tangent(t, a):
     w, v = np.linalg.eigh(a)
-    return v @ (_gaps(w) * (v.T @ _copy_lower(t) @ v))
+    return v @ (_gaps(w) * (v.T @ _copy_lower(np.zeros(a.shape, a.dtype) + t) @ v))
 
 
 @register_jitable
 def svd_s_tangent(t, a):
     u, s, vt = np.linalg.svd(a, full_matrices=False)
-    return np.sum(u * (t @ vt.T), axis=0)
+    return np.sum(u * ((np.zeros(a.shape, a.dtype) + t) @ vt.T), axis=0)
 
 
 def tangent_by_cotangents(cotangents, ans, *tangents):
@@ -266,25 +266,76 @@ def tangent_by_cotangents(cotangents, ans, *tangents):
     return out
 
 
+# Closed forms of the factors' tangents (by tangent_by_cotangents they cost one
+# decomposition per entry); a tangent may be a number broadcast over the matrix.
+
+@register_jitable
+def _svd_factor_tangents(t, a, full_matrices):
+    """(U', Vt') of the reduced SVD along t: with P = U^T t V and F the gaps of s^2,
+    U' = U (F o (P S + S P^T)) + (I - U U^T) t V S^-1 and
+    V' = V (F o (S P + P^T S)) + (I - V V^T) t^T U S^-1."""
+    u, s, vt = _reduced(a, full_matrices)
+    v = vt.T
+    t = np.zeros(a.shape, a.dtype) + t  # a tangent may be a number broadcast over a
+    tv, tu = t @ v, t.T @ u
+    p = u.T @ tv
+    f = _gaps(s * s)
+    row, col = s.reshape((1, -1)), s.reshape((-1, 1))
+    du = u @ (f * (p * row + col * p.T)) + (tv - u @ (u.T @ tv)) / row
+    dv = v @ (f * (col * p + p.T * row)) + (tu - v @ (v.T @ tu)) / row
+    return du, dv.T
+
+
+@register_jitable
 def svd_u_tangent(t, ans, a, full_matrices):
-    return tangent_by_cotangents(lambda g: svd_u_grad(g, a, full_matrices), ans, t)
+    return _svd_factor_tangents(t, a, full_matrices)[0]
 
 
+@register_jitable
 def svd_vt_tangent(t, ans, a, full_matrices):
-    return tangent_by_cotangents(lambda g: svd_vt_grad(g, a, full_matrices), ans, t)
+    return _svd_factor_tangents(t, a, full_matrices)[1]
 
 
+@register_jitable
+def _qr_tangents(t, a):
+    """(Q', R') along t (m >= n): X = Q^T t R^-1, its strict lower part L, W = L - L^T
+    (Q^T Q', antisymmetric); R' = (X - W) R and Q' = t R^-1 - Q (X - W)."""
+    q, r = np.linalg.qr(a)
+    if q.shape[1] != r.shape[1]:
+        raise ValueError("srcgrad differentiates np.linalg.qr of matrices with at least as "
+                         "many rows as columns")
+    t_r = np.linalg.solve(r.T, (np.zeros(a.shape, a.dtype) + t).T.copy()).T  # t R^-1
+    x = q.T @ t_r
+    low = np.tril(x, -1)
+    upper = x - (low - low.T)
+    return t_r - q @ upper, upper @ r
+
+
+@register_jitable
 def qr_q_tangent(t, ans, a):
-    return tangent_by_cotangents(lambda g: qr_q_grad(g, a), ans, t)
+    return _qr_tangents(t, a)[0]
 
 
+@register_jitable
 def qr_r_tangent(t, ans, a):
-    return tangent_by_cotangents(lambda g: qr_r_grad(g, a), ans, t)
+    return _qr_tangents(t, a)[1]
 
 
+@register_jitable
 def lstsq_solution_tangent(t_a, t_b, ans, a, b):
-    return tangent_by_cotangents(lambda g: lstsq_solution_grads(g, ans, a, b), ans, t_a, t_b)
+    """x' = (A^T A)^-1 (t_a^T r - A^T t_a x + A^T t_b), r = b - A x (x: ans)."""
+    t_a, t_b = np.zeros(a.shape, a.dtype) + t_a, np.zeros(b.shape, b.dtype) + t_b
+    r = b - a @ ans
+    return np.linalg.solve(_normal(a, b), t_a.T @ r - a.T @ (t_a @ ans) + a.T @ t_b)
 
 
+@register_jitable
 def lstsq_residuals_tangent(t_a, t_b, ans, a, b):
-    return tangent_by_cotangents(lambda g: lstsq_residuals_grads(g, a, b), ans, t_a, t_b)
+    """The squared residual norms' tangent: 2 r . (t_b - t_a x) per column (A^T r = 0)."""
+    x = np.linalg.solve(_normal(a, b), a.T @ b)
+    if ans.size == 0:  # no residuals (a square matrix)
+        return np.zeros(ans.shape)
+    r = b - a @ x
+    t_a, t_b = np.zeros(a.shape, a.dtype) + t_a, np.zeros(b.shape, b.dtype) + t_b
+    per_column = (r * (t_b - t_a @ x)).reshape((r.shape[0], -1))  # a 1-d b: one column
+    return (2.0 * np.sum(per_column, axis=0)).reshape(ans.shape)
