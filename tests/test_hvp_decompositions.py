@@ -131,7 +131,7 @@ def test_numba_hvp_through_every_helper():
 
 
 def test_factors_run_as_python_under_numba():
-    """The matrices' cotangents of svd's U and Vt, qr's and lstsq's tangents are Python
+    """The matrices' cotangents of svd's U and Vt and qr's tangents are Python
     (decomposition_curvature.py), so numba falls back to Python for their HVP, with a
     warning, and the same numbers."""
     with pytest.warns(srcgrad.SrcgradWarning, match="qr_._curvature"):
@@ -152,7 +152,7 @@ def _flat(value):
 def test_numba_twins_of_the_helpers():
     """np.interp's new helpers' numba twins give their NumPy forms' numbers (scalar and
     array x, a constant's tangent as a number); two of the closed-form decomposition
-    tangents compiled (a number for a tangent too). The other decompositions' helpers are
+    tangents and lstsq's curvatures compiled (a number for a tangent too). The other decompositions' helpers are
     one register_jitable source for both, run compiled by test_numba_hvp_through_every_helper."""
     numba = pytest.importorskip("numba")
     from srcgrad import runtime as rt
@@ -163,7 +163,11 @@ def test_numba_twins_of_the_helpers():
              # the closed-form tangents (one register_jitable source): two cheap compiles
              "svd_vt_tangent": [(A * V[:3], A, A + np.eye(3), True)],
              "lstsq_solution_tangent": [(np.outer(V[:4], V[3:]), 0.3, np.zeros(3),
-                                         np.vstack([A, V[3:]]), V[:4])]}
+                                         np.vstack([A, V[3:]]), V[:4])],
+             "lstsq_solution_curvature": [(V[:3], np.outer(V[:4], V[3:]), 0.3, V[3:],
+                                           np.vstack([A, V[3:]]), V[:4])],
+             "lstsq_residuals_curvature": [(V[:1], np.outer(V[:4], V[3:]), V[2:],
+                                            np.vstack([A, V[3:]]), V[:4])]}
     for name, calls in cases.items():
         for args in calls:
             params = ", ".join(f"a{k}" for k in range(len(args)))

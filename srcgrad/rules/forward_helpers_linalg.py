@@ -4,9 +4,9 @@ goes through them (issue 17). Each tangent is linear in its tangent argument, wh
 cotangent is the first derivative's cotangent; the matrix's cotangent and the second
 tangents are in runtime/decomposition_tangents.py.
 
-For svd's U and Vt, qr's Q and R and lstsq's solution and residuals the matrices'
-cotangents of the tangents are gradients of a pairing that srcgrad takes itself
-(runtime/decomposition_curvature.py, Python); the second tangents go an entry at a time.
+For svd's U and Vt and qr's Q and R the matrices' cotangents of the tangents are
+gradients of a pairing that srcgrad takes itself (runtime/decomposition_curvature.py,
+Python); lstsq's are by hand (compiled); the second tangents go an entry at a time.
 A tangent may be a number broadcast over its matrix: its cotangent is summed back.
 """
 import numpy as np

@@ -12,9 +12,9 @@ once, as Python (jit=False), so second order through these factors runs as Pytho
 falls back, with its warning), though the tangents themselves compile.
 
 - `svd_u_curvature(g, t, a, full_matrices)`, `svd_vt_curvature`, `qr_q_curvature`,
-  `qr_r_curvature`: the cotangent of a of that tangent for the cotangent g;
-  `lstsq_solution_curvature(g, t_a, t_b, ans, a, b)` gives those of ans (the solution,
-  which that tangent reads as given), a and b, `lstsq_residuals_curvature` of a and b.
+  `qr_r_curvature`: the cotangent of a of that tangent for the cotangent g (lstsq's,
+  written by hand and compiled, are in decomposition_tangents.py; its pairings here
+  serve the second tangents).
 - `..._second_tangent(tangents..., steps..., ans, args...)`: the tangent's derivative
   along the steps for its arguments (third order), an entry at a time.
 
@@ -136,15 +136,6 @@ def qr_q_curvature(g, t, a):
 
 def qr_r_curvature(g, t, a):
     return _curvature("qr_r", g, (t,), (a,))[0]
-
-
-def lstsq_solution_curvature(g, t_a, t_b, ans, a, b):
-    """(cotangent of ans, of a, of b): the tangent reads the solution ans as given."""
-    return _curvature("lstsq_solution", g, (t_a, t_b), (ans, a, b))
-
-
-def lstsq_residuals_curvature(g, t_a, t_b, a, b):
-    return _curvature("lstsq_residuals", g, (t_a, t_b), (a, b))
 
 
 def svd_u_second_tangent(t, s, ans, a, full_matrices):
