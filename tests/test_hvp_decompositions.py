@@ -151,8 +151,8 @@ def _flat(value):
 
 def test_numba_twins_of_the_helpers():
     """np.interp's new helpers' numba twins give their NumPy forms' numbers (scalar and
-    array x, a constant's tangent as a number); two of the closed-form decomposition
-    tangents and lstsq's curvatures compiled (a number for a tangent too). The other decompositions' helpers are
+    array x, a constant's tangent as a number), and lstsq's curvatures (a number for a
+    tangent too), which no numba HVP here compiles. The other decompositions' helpers are
     one register_jitable source for both, run compiled by test_numba_hvp_through_every_helper."""
     numba = pytest.importorskip("numba")
     from srcgrad import runtime as rt
@@ -160,10 +160,6 @@ def test_numba_twins_of_the_helpers():
     cases = {"interp_tangent": [(V, 0.0, V[:4], x, XP, FP), (0.5, V[2:], V[:4], 0.3, XP, FP)],
              "interp_curvature": [(V[::-1], V, V[2:], V[:4], x, XP, FP),
                                   (1.5, 0.5, V[2:], 0.0, 0.3, XP, FP)],
-             # the closed-form tangents (one register_jitable source): two cheap compiles
-             "svd_vt_tangent": [(A * V[:3], A, A + np.eye(3), True)],
-             "lstsq_solution_tangent": [(np.outer(V[:4], V[3:]), 0.3, np.zeros(3),
-                                         np.vstack([A, V[3:]]), V[:4])],
              "lstsq_solution_curvature": [(V[:3], np.outer(V[:4], V[3:]), 0.3, V[3:],
                                            np.vstack([A, V[3:]]), V[:4])],
              "lstsq_residuals_curvature": [(V[:1], np.outer(V[:4], V[3:]), V[2:],
