@@ -21,6 +21,7 @@ import inspect
 
 import numpy as np
 
+from ..runtime import decomposition_curvature
 from .gradient import GradFunction, _plain, _wrt_names, numba_functions_too, prepare_inputs
 from .pickling import reduce_call, travels
 from .programs import cached_program
@@ -292,3 +293,6 @@ def grad(func=None, wrt=0, *, jit=True, memory_limit=None):
 def value_and_grad(func=None, wrt=0, *, jit=True, memory_limit=None):
     """Like `grad`, but the result returns `(func(...), gradient(s))`."""
     return _decorator_or_call(func, wrt, jit, with_value=True, memory_limit=memory_limit)
+
+
+decomposition_curvature.use_grad(grad)  # second order through svd's U/Vt and qr (issue 17)

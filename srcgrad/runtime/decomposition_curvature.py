@@ -86,15 +86,20 @@ _KINDS = {"svd_u": (_svd_u_pairing, 1, False), "svd_vt": (_svd_vt_pairing, 1, Fa
           "lstsq_solution": (_lstsq_solution_pairing, 2, True),
           "lstsq_residuals": (_lstsq_residuals_pairing, 2, False)}
 _GRADIENTS: dict = {}
+_GRAD: list = []  # srcgrad.grad, given by api/derivatives.py (the runtime imports no api)
+
+
+def use_grad(grad) -> None:
+    """Take `srcgrad.grad` for the pairings' gradients (api/derivatives.py calls this)."""
+    _GRAD[:] = [grad]
 
 
 def _pairing_gradient(kind, count):
     key = (kind, count)
     if key not in _GRADIENTS:
-        from .. import grad
         pairing, tangents, _ = _KINDS[kind]
         first = 1 + tangents
-        _GRADIENTS[key] = grad(pairing, wrt=tuple(range(first, first + count)), jit=False)
+        _GRADIENTS[key] = _GRAD[0](pairing, wrt=tuple(range(first, first + count)), jit=False)
     return _GRADIENTS[key]
 
 

@@ -248,5 +248,5 @@ def fuse(function: gast.FunctionDef) -> gast.FunctionDef:
         counts = Counter(n.id for n in names)
         stores = Counter(n.id for n in names if isinstance(n.ctx, gast.Store))
         if not any([_fuse_block(block, counts, stores) for block in list(blocks(function.body))]):
-            subtracted_negations(function.body)  # signs.py: `+= unbroadcast(-E, t)` -> `-=`
+            subtracted_negations(function)  # signs.py: `+= unbroadcast(-E, t)` -> `-=`
             return function

@@ -39,9 +39,12 @@ from ..syntax import blocks
 class _Signs:
     """The function's single-use generated names, and negations moved out of them."""
 
-    def __init__(self, body: list):
+    def __init__(self, function: gast.FunctionDef):
+        body = function.body
         names = [n for stmt in body for n in gast.walk(stmt) if isinstance(n, gast.Name)]
         self.mentions = Counter(n.id for n in names)
+        for param in function.args.args:  # its value comes from the caller, not a binding
+            self.mentions[param.id] += 2
         self.bindings = {stmt.targets[0].id: stmt for block in blocks(body) for stmt in block
                          if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                          and isinstance(stmt.targets[0], gast.Name)}
@@ -91,10 +94,10 @@ def _adjoint(target) -> bool:
     return isinstance(target, gast.Name) and target.id.startswith("_adj_")
 
 
-def subtracted_negations(body: list) -> None:
-    """Rewrite the three forms of the module docstring, in place."""
-    signs = _Signs(body)
-    for block in blocks(body):
+def subtracted_negations(function: gast.FunctionDef) -> None:
+    """Rewrite the three forms of the module docstring in `function`, in place."""
+    signs = _Signs(function)
+    for block in blocks(function.body):
         for stmt in block:
             if not (isinstance(stmt, (gast.Assign, gast.AugAssign))
                     and _adjoint(stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target)):
