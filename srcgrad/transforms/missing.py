@@ -65,7 +65,7 @@ def missing_rules(norm, active, stmt) -> MissingRuleError:
         elif _srcgrad_helper(obj):
             lines.append(f"  {loc.text.strip()} at {loc}: srcgrad's forward rule for this line "
                          f"calls {spelled}, which has no derivative rule yet, so srcgrad "
-                         "cannot take a second derivative through it")
+                         "cannot take a derivative of this order through it")
         else:
             hint = " (a Python function: it needs a rule or readable source)" if (
                 callable(obj) and hasattr(obj, "__code__")) else ""
