@@ -15,7 +15,8 @@ call to a gradient by inlining a forward-mode gradient, so the inner mode is alw
 forward and `fr` equals `ff`, `rr` equals `rf`. JAX: `jax.grad` cannot reverse a
 `lax.while_loop` (it raises), so its outer reverse mode runs the loop as a Python loop,
 eagerly (no jit: the trip count depends on w); its forward mode jits a `lax.while_loop`.
-PyTorch runs eagerly (create_graph=True for the inner gradient).
+PyTorch runs eagerly: reverse over reverse (create_graph=True for the inner gradient)
+or torch.func.jvp over torch.func.grad.
 """
 from __future__ import annotations
 
@@ -59,13 +60,13 @@ def argmin(f, g, x):
     """GradBench's multivariate_argmin (tools/futhark/solver.fut), for a vector x."""
     fx, gx, eta, i = f(x), g(x), 1e-5, 0
     while True:
-        if math.sqrt(float(np.sum(gx * gx))) <= 1e-5:
+        if math.sqrt(float((gx * gx).sum())) <= 1e-5:  # .sum(): NumPy, JAX or torch
             return x
         if i == 10:
             eta, i = 2.0 * eta, 0
             continue
         x_new = x - eta * gx
-        if math.sqrt(float(np.sum((x - x_new) ** 2))) <= 1e-5:
+        if math.sqrt(float(((x - x_new) ** 2).sum())) <= 1e-5:
             return x
         f_new = f(x_new)
         if f_new < fx:
@@ -126,24 +127,37 @@ def jax_particle(w0: float, outer: str) -> float:
 
 
 def torch_particle(w0: float, outer: str) -> float:
+    """PyTorch, eagerly (the `while` is a Python loop): "r" is reverse over reverse
+    (torch.autograd.grad of a loop whose inner gradient has create_graph=True), "f" is
+    torch.func.jvp over a loop whose inner gradient is torch.func.grad."""
     from .peers import torch
     th = torch()
+    from torch.func import grad as func_grad, jvp
 
-    def euler(w):
+    def p(x, w):
+        return (1.0 / th.sqrt((x[0] - 10.0) ** 2 + (x[1] - (10.0 - w)) ** 2)
+                + 1.0 / th.sqrt((x[0] - 10.0) ** 2 + x[1] ** 2))
+
+    def autograd_dp(x, w):
+        xg = x if x.requires_grad else x.detach().requires_grad_(True)
+        (dp,) = th.autograd.grad(p(xg, w), xg, create_graph=True)
+        return dp
+
+    def euler(w, dp=autograd_dp):
         x, xdot = th.tensor([0.0, 8.0], dtype=th.float64), th.tensor([0.75, 0.0],
                                                                      dtype=th.float64)
         while True:
             x_new = x + 0.1 * xdot
             if not x_new[1] > 0.0:
                 break
-            xg = x if x.requires_grad else x.detach().requires_grad_(True)
-            p = (1.0 / th.sqrt((xg[0] - 10.0) ** 2 + (xg[1] - (10.0 - w)) ** 2)
-                 + 1.0 / th.sqrt((xg[0] - 10.0) ** 2 + xg[1] ** 2))
-            (dp,) = th.autograd.grad(p, xg, create_graph=True)
-            x, xdot = x_new, xdot - 0.1 * dp
+            x, xdot = x_new, xdot - 0.1 * dp(x, w)
         return (x + (-x[1] / xdot[1]) * xdot)[0] ** 2
 
     def g(w):
+        if outer == "f":
+            wt = th.tensor(float(w[0]), dtype=th.float64)
+            _, d = jvp(lambda w_: euler(w_, func_grad(p)), (wt,), (th.ones_like(wt),))
+            return np.array([float(d)])
         wt = th.tensor(float(w[0]), dtype=th.float64, requires_grad=True)
         (d,) = th.autograd.grad(euler(wt), wt)
         return np.array([float(d)])

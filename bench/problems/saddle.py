@@ -10,7 +10,8 @@ srcgrad: `inner_max` writes the inner solver out as a `while` loop calling
 `srcgrad.grad(neg_f, wrt=1)`, and srcgrad differentiates the whole loop (the outer
 derivative by reverse mode for "r?" and by one JVP per element for "f?"; the inner
 gradient inlined in differentiated code is always forward mode, so the variants
-differ in the outer mode only).
+differ in the outer mode only). PyTorch (`torch_saddle`) runs the same solver eagerly,
+reverse over reverse or forward over forward.
 """
 from __future__ import annotations
 
@@ -103,6 +104,46 @@ def jax_saddle(start, outer: str) -> list:
     r2 = np.asarray(solve(lambda y: float(-fj(r1, y)), lambda y: inner_g(y, r1),
                           jnp.asarray(start)))
     return [float(v) for v in np.concatenate([r1, r2])]
+
+
+def torch_saddle(start, outer: str) -> list:
+    """PyTorch, eagerly, the same solver (Python control flow on tensors): "r" is
+    reverse over reverse (torch.autograd.grad, the inner gradients with
+    create_graph=True), "f" is forward over forward (one torch.func.jvp per element of
+    x over torch.func.jvp gradients; jacfwd would vmap, and the solver's data-dependent
+    branches cannot run under vmap)."""
+    from .peers import torch
+    th = torch()
+    from torch.func import jvp
+
+    def ft(x, y):
+        return (x[0] ** 2 + x[1] ** 2) - (y[0] ** 2 + y[1] ** 2)
+
+    def d(func):  # the gradient of a function of one 2-vector, in the outer mode
+        if outer == "f":
+            def by_jvps(z):
+                return th.stack([jvp(func, (z,), (e,))[1]
+                                 for e in th.eye(2, dtype=th.float64)])
+            return by_jvps
+
+        def by_reverse(z):
+            zg = z if z.requires_grad else z.detach().requires_grad_(True)
+            (gz,) = th.autograd.grad(func(zg), zg, create_graph=True)
+            return gz
+        return by_reverse
+
+    start_t = th.tensor(list(start), dtype=th.float64)
+
+    def inner(x):
+        neg = lambda y: -ft(x, y)  # noqa: E731
+        y = argmin(neg, d(neg), start_t)
+        return ft(x, y)
+    outer_g = d(inner)
+    r1 = argmin(lambda x: float(inner(x)), lambda x: outer_g(x).detach(), start_t)
+    r1 = r1.detach()
+    neg1 = lambda y: -ft(r1, y)  # noqa: E731
+    r2 = argmin(lambda y: float(neg1(y)), lambda y: d(neg1)(y).detach(), start_t)
+    return [float(v) for v in th.cat([r1, r2.detach()])]
 
 
 def _gb(outer):
