@@ -448,3 +448,27 @@ def check_corpus_case(func, make_args, wrt, jit):
     assert_close(got, fd, rtol=1e-5, atol=1e-7, what=f"{func.__name__} vs finite differences")
     if ag is not None:
         assert_close(got, ag, rtol=1e-8, atol=1e-10, what=f"{func.__name__} vs autograd")
+
+
+def jax_twin(func):
+    """(jax, `func` with `np` bound to jax.numpy): the same code run by JAX in float64, for
+    Hessians to check against; the test skips where JAX is not installed."""
+    import pytest
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    return jax, types.FunctionType(func.__code__, dict(func.__globals__, np=jnp), func.__name__)
+
+
+def jax_hessian(func, x):
+    jax, twin = jax_twin(func)
+    return np.asarray(jax.hessian(twin)(x))
+
+
+def fd_hessian(func, x, eps):
+    """Central differences of srcgrad's gradient (as Python: a Hessian compiled by numba is
+    what is checked, not its gradient), one column per element of the 1-d x."""
+    import srcgrad
+    gradient = srcgrad.grad(func, jit=False)
+    columns = [(gradient(x + eps * e) - gradient(x - eps * e)) / (2 * eps) for e in np.eye(x.size)]
+    return np.stack(columns, axis=-1)

@@ -7,12 +7,12 @@ jax.hessian of the same function (np standing for jax.numpy), hvp and grad(grad(
 against the Hessian; numba compiles one function through every helper (its compiles
 dominate: one HVP compile), and np.interp's numba twins against their NumPy forms.
 """
-import types
 
 import numpy as np
 import pytest
 
 import srcgrad
+from gradcheck import fd_hessian, jax_hessian
 
 EPS = 1e-5
 XP = np.array([-1.0, 0.0, 0.5, 2.0])
@@ -90,32 +90,14 @@ KNOTS = [interp_at_a_knot]  # one-sided at the knot, as the first derivative: no
 CASES = [(f, True) for f in FUNCTIONS] + [(f, False) for f in KNOTS]
 
 
-def _in_jax(func):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    import jax.numpy as jnp
-    return jax, types.FunctionType(func.__code__, dict(func.__globals__, np=jnp), func.__name__)
-
-
-def _jax_hessian(func):
-    jax, f = _in_jax(func)
-    return np.asarray(jax.hessian(f)(X))
-
-
-def _fd_hessian(func):
-    gradient = srcgrad.grad(func, jit=False)  # numba's Hessian is checked, not its gradient
-    columns = [(gradient(X + EPS * e) - gradient(X - EPS * e)) / (2 * EPS) for e in np.eye(6)]
-    return np.stack(columns, axis=-1)
-
-
 @pytest.mark.parametrize("func, smooth", CASES, ids=[f.__name__ for f, _ in CASES])
 def test_hessian(func, smooth):
     product = srcgrad.hvp(func, jit=False)
     assert product._reverse() is not None  # reverse over forward, not n second-order JVPs
     h = srcgrad.hessian(func, jit=False)(X)
-    np.testing.assert_allclose(h, _jax_hessian(func), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(h, jax_hessian(func, X), rtol=1e-10, atol=1e-10)
     if smooth:
-        np.testing.assert_allclose(h, _fd_hessian(func), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(h, fd_hessian(func, X, EPS), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(product(X, V), h @ V, rtol=1e-10, atol=1e-10)
 
 
@@ -123,9 +105,9 @@ def test_numba_hvp_through_every_helper():
     """One compile (tens of seconds: eigh's helpers) through interp, eigh and svd values;
     its Hessian's driver is test_hvp_numpy's concern. Checked against jax's Hessian."""
     product = srcgrad.hvp(everything, jit=True)
-    np.testing.assert_allclose(product(X, V), _jax_hessian(everything) @ V, rtol=1e-10,
+    np.testing.assert_allclose(product(X, V), jax_hessian(everything, X) @ V, rtol=1e-10,
                                atol=1e-10)
-    np.testing.assert_allclose(product(X, X), _jax_hessian(everything) @ X, rtol=1e-10,
+    np.testing.assert_allclose(product(X, X), jax_hessian(everything, X) @ X, rtol=1e-10,
                                atol=1e-10)
     assert product._reverse()[0].compiled.fallback_reason is None
 
@@ -142,7 +124,7 @@ def test_factors_run_as_python_under_numba():
 @pytest.mark.parametrize("func", [interp_in_x_and_fp, eigenvectors, least_squares])
 def test_grad_of_grad(func):
     twice = srcgrad.grad(srcgrad.grad(func, jit=False), jit=False)(X)
-    np.testing.assert_allclose(twice, _jax_hessian(func), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(twice, jax_hessian(func, X), rtol=1e-10, atol=1e-10)
 
 
 def _flat(value):

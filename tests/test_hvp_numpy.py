@@ -9,12 +9,12 @@ grad(grad(f)) against the Hessian. np.interp and the decompositions are in
 test_hvp_decompositions.py; a helper still without such a rule (third order through
 np.cumprod here) stops with an error naming the user's line.
 """
-import types
 
 import numpy as np
 import pytest
 
 import srcgrad
+from gradcheck import fd_hessian, jax_hessian, jax_twin
 
 EPS = 1e-5
 A = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
@@ -81,32 +81,14 @@ NUMBA = [in_a_loop, solve_vector]
 CASES = [(f, False) for f in FUNCTIONS] + [(f, True) for f in NUMBA]
 
 
-def _in_jax(func):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    import jax.numpy as jnp
-    return jax, types.FunctionType(func.__code__, dict(func.__globals__, np=jnp), func.__name__)
-
-
-def _jax_hessian(func):
-    jax, f = _in_jax(func)
-    return np.asarray(jax.hessian(f)(X))
-
-
-def _fd_hessian(func):
-    gradient = srcgrad.grad(func, jit=False)  # numba's Hessian is checked, not its gradient
-    columns = [(gradient(X + EPS * e) - gradient(X - EPS * e)) / (2 * EPS) for e in np.eye(6)]
-    return np.stack(columns, axis=-1)
-
-
 @pytest.mark.parametrize("func, jit", CASES,
                          ids=[f"{f.__name__}-{'numba' if j else 'python'}" for f, j in CASES])
 def test_hessian_through_forward_helpers(func, jit):
     product = srcgrad.hvp(func, jit=jit)
     assert product._reverse() is not None  # reverse over forward, not n second-order JVPs
     h = srcgrad.hessian(func, jit=jit)(X)
-    np.testing.assert_allclose(h, _jax_hessian(func), rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(h, _fd_hessian(func), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(h, jax_hessian(func, X), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(h, fd_hessian(func, X, EPS), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(product(X, V), h @ V, rtol=1e-10, atol=1e-10)
     if jit:
         assert product._reverse()[0].compiled.fallback_reason is None
@@ -115,7 +97,7 @@ def test_hessian_through_forward_helpers(func, jit):
 @pytest.mark.parametrize("func", [prod, solves], ids=["prod", "solves"])
 def test_grad_of_grad(func):
     twice = srcgrad.grad(srcgrad.grad(func, jit=False), jit=False)(X)
-    np.testing.assert_allclose(twice, _jax_hessian(func), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(twice, jax_hessian(func, X), rtol=1e-10, atol=1e-10)
 
 
 def _flat(value):
@@ -141,7 +123,7 @@ def test_numba_twins_of_the_helpers():
 
 
 def test_second_derivatives_by_the_percentile_q():
-    jax, f = _in_jax(percentile_by_q)
+    jax, f = jax_twin(percentile_by_q)
     q = 30.0
     by_q = srcgrad.grad(srcgrad.grad(percentile_by_q, wrt=1, jit=False), wrt=1, jit=False)(X, q)
     np.testing.assert_allclose(by_q, float(jax.hessian(f, 1)(X, q)), rtol=1e-10)
