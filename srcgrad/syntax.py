@@ -30,6 +30,16 @@ def is_comment(stmt) -> bool:
             and isinstance(stmt.value.value, Comment))
 
 
+def is_name(node, var: str) -> bool:
+    """`node` is the name `var` (read or written)."""
+    return isinstance(node, gast.Name) and node.id == var
+
+
+def is_call(node, func: str) -> bool:
+    """`node` calls the plain name `func` (a runtime helper such as `unbroadcast`)."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == func
+
+
 def name(id_, store=False):
     return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
                      type_comment=None)

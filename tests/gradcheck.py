@@ -472,3 +472,8 @@ def fd_hessian(func, x, eps):
     gradient = srcgrad.grad(func, jit=False)
     columns = [(gradient(x + eps * e) - gradient(x - eps * e)) / (2 * eps) for e in np.eye(x.size)]
     return np.stack(columns, axis=-1)
+
+
+def flat_values(value):
+    """One 1-d array of a value or of a tuple of values (a helper's several results)."""
+    return np.hstack([np.ravel(v) for v in value]) if isinstance(value, tuple) else np.ravel(value)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import srcgrad
-from gradcheck import fd_hessian, jax_hessian
+from gradcheck import fd_hessian, flat_values, jax_hessian
 
 EPS = 1e-5
 XP = np.array([-1.0, 0.0, 0.5, 2.0])
@@ -127,10 +127,6 @@ def test_grad_of_grad(func):
     np.testing.assert_allclose(twice, jax_hessian(func, X), rtol=1e-10, atol=1e-10)
 
 
-def _flat(value):
-    return np.hstack([np.ravel(v) for v in value]) if isinstance(value, tuple) else np.ravel(value)
-
-
 def test_numba_twins_of_the_helpers():
     """np.interp's new helpers' numba twins give their NumPy forms' numbers (scalar and
     array x, a constant's tangent as a number), and lstsq's curvatures (a number for a
@@ -151,6 +147,6 @@ def test_numba_twins_of_the_helpers():
             params = ", ".join(f"a{k}" for k in range(len(args)))
             space = {name: getattr(rt, name)}
             exec(f"def twin({params}):\n    return {name}({params})", space)
-            np.testing.assert_allclose(_flat(numba.njit(space["twin"])(*args)),
-                                       _flat(space[name](*args)),
+            np.testing.assert_allclose(flat_values(numba.njit(space["twin"])(*args)),
+                                       flat_values(space[name](*args)),
                                        rtol=1e-12, atol=1e-14, err_msg=name)

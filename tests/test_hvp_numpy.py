@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import srcgrad
-from gradcheck import fd_hessian, jax_hessian, jax_twin
+from gradcheck import fd_hessian, flat_values, jax_hessian, jax_twin
 
 EPS = 1e-5
 A = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
@@ -100,10 +100,6 @@ def test_grad_of_grad(func):
     np.testing.assert_allclose(twice, jax_hessian(func, X), rtol=1e-10, atol=1e-10)
 
 
-def _flat(value):
-    return np.hstack([np.ravel(v) for v in value]) if isinstance(value, tuple) else np.ravel(value)
-
-
 def test_numba_twins_of_the_helpers():
     """Each helper's numba twin (1-d, axis=None) gives its plain-NumPy twin's numbers."""
     numba = pytest.importorskip("numba")
@@ -117,8 +113,8 @@ def test_numba_twins_of_the_helpers():
         params = ", ".join(f"a{k}" for k in range(len(args)))
         space = {name: getattr(rt, name)}
         exec(f"def twin({params}):\n    return {name}({params})", space)
-        np.testing.assert_allclose(_flat(numba.njit(space["twin"])(*args)),
-                                   _flat(space[name](*args)),
+        np.testing.assert_allclose(flat_values(numba.njit(space["twin"])(*args)),
+                                   flat_values(space[name](*args)),
                                    rtol=1e-12, atol=1e-14, err_msg=name)
 
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import const
+from ..syntax import const, is_name
 
 _LOOPS = (gast.For, gast.While)
 _COMPOUND = (gast.If, gast.For, gast.While)
@@ -66,13 +66,9 @@ def _fresh(value) -> bool:
         isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub))
 
 
-def _is_var(node, var: str) -> bool:
-    return isinstance(node, gast.Name) and node.id == var
-
-
 def mentions(stmt, var: str) -> bool:
     """Whether `stmt` (or anything nested in it) names `var` (optimize.py exports it too)."""
-    return any(_is_var(n, var) for n in gast.walk(stmt))
+    return any(is_name(n, var) for n in gast.walk(stmt))
 
 
 def _harmless(stmt, var: str, writes: bool) -> bool:
@@ -81,13 +77,13 @@ def _harmless(stmt, var: str, writes: bool) -> bool:
     if isinstance(stmt, _COMPOUND) or not isinstance(stmt, (gast.Assign, gast.AugAssign)):
         return not mentions(stmt, var)
     target = stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
-    if _is_var(target, var):
+    if is_name(target, var):
         return False
-    ok = {id(target.value)} if isinstance(target, gast.Subscript) and _is_var(
+    ok = {id(target.value)} if isinstance(target, gast.Subscript) and is_name(
         target.value, var) and writes else set()
     parents = {id(c): p for p in gast.walk(stmt) for c in gast.iter_child_nodes(p)}
     for node in gast.walk(stmt):
-        if not _is_var(node, var) or id(node) in ok:
+        if not is_name(node, var) or id(node) in ok:
             continue
         sub = parents.get(id(node))
         if not (isinstance(sub, gast.Subscript) and sub.value is node):
@@ -169,16 +165,16 @@ def _reads_elsewhere(block: list, k: int, var: str):
                for s in block[k + 1:at + 1] for n in gast.walk(s)):
             return False
         uses = [n for n in gast.walk(stmt) if isinstance(n, gast.Subscript)
-                and _is_var(n.value, var)]
+                and is_name(n.value, var)]
         return (_harmless(stmt, var, writes=True) and len(uses) == sum(
-            1 for n in gast.walk(stmt) if _is_var(n, var))
+            1 for n in gast.walk(stmt) if is_name(n, var))
             and all(_disjoint(index, u.slice) for u in uses))
     return allowed
 
 
 def _mentions_outside(function, block: list, var: str) -> bool:
-    inside = sum(1 for s in block for n in gast.walk(s) if _is_var(n, var))
-    return sum(1 for n in gast.walk(function) if _is_var(n, var)) != inside
+    inside = sum(1 for s in block for n in gast.walk(s) if is_name(n, var))
+    return sum(1 for n in gast.walk(function) if is_name(n, var)) != inside
 
 
 def _reset(stmt):
@@ -252,7 +248,7 @@ def _drop_needless_copies(block: list, loop, function, in_place: set[str],
         for node, parent, field, pos in _copies(stmt):
             var = node.args[0].value.id
             into = target.value if isinstance(target, gast.Subscript) else target
-            if var in keep or _is_var(into, var):
+            if var in keep or is_name(into, var):
                 continue
             if _owned(block, k, var) and _untouched_after(
                     block, k, var, loop, function, lambda s, at: _harmless(s, var, False)):

@@ -33,7 +33,7 @@ from collections import Counter
 
 import gast
 
-from ..syntax import blocks
+from ..syntax import blocks, is_call
 
 
 class _Signs:
@@ -57,8 +57,7 @@ class _Signs:
         is to become P's (added to `pending`, applied once the whole term succeeds)."""
         if isinstance(term, gast.UnaryOp) and isinstance(term.op, gast.USub):
             return term.operand
-        if (isinstance(term, gast.Call) and isinstance(term.func, gast.Name)
-                and term.func.id == "unbroadcast" and len(term.args) == 2 and not term.keywords):
+        if is_call(term, "unbroadcast") and len(term.args) == 2 and not term.keywords:
             inner = self.negated(term.args[0], pending, seen)
             if inner is not None:
                 return gast.Call(func=term.func, args=[inner, term.args[1]], keywords=[])

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import blocks
+from ..syntax import blocks, is_call, is_name
 
 
 def _bindings(tree, var: str) -> list:
@@ -58,10 +58,6 @@ def _square_of(forward: list, var: str):
     return None
 
 
-def _is_name(node, var: str) -> bool:
-    return isinstance(node, gast.Name) and node.id == var
-
-
 def _reads_fit(backward: list, adj: str, u: str) -> bool:
     """Every read of `adj` is `adj * u` or `u * adj` as the first argument of
     `unbroadcast(..., u)`."""
@@ -69,16 +65,15 @@ def _reads_fit(backward: list, adj: str, u: str) -> bool:
     reads = 0
     for stmt in backward:  # each node once: walking a loop walks its body
         for node in gast.walk(stmt):
-            if _is_name(node, adj) and isinstance(node.ctx, gast.Load):
+            if is_name(node, adj) and isinstance(node.ctx, gast.Load):
                 reads += 1
-            if (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
-                    and node.func.id == "unbroadcast" and len(node.args) == 2
-                    and _is_name(node.args[1], u)
+            if (is_call(node, "unbroadcast") and len(node.args) == 2
+                    and is_name(node.args[1], u)
                     and isinstance(node.args[0], gast.BinOp)
                     and isinstance(node.args[0].op, gast.Mult)):
                 left, right = node.args[0].left, node.args[0].right
                 for mine, other in ((left, right), (right, left)):
-                    if _is_name(mine, adj) and _is_name(other, u):
+                    if is_name(mine, adj) and is_name(other, u):
                         fitting.add(id(mine))
     return reads > 0 and reads == len(fitting)
 
@@ -92,8 +87,7 @@ def scalar_square_cotangents(forward: list, backward: list) -> None:
                     and isinstance(stmt.targets[0], gast.Name)):
                 continue
             value = stmt.value
-            if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
-                    and value.func.id == "expand_to" and len(value.args) == 4
+            if not (is_call(value, "expand_to") and len(value.args) == 4
                     and isinstance(value.args[1], gast.Name)
                     and all(isinstance(a, gast.Constant) for a in value.args[2:])
                     and value.args[2].value is None and value.args[3].value is False):
@@ -110,7 +104,7 @@ def _pure(expr) -> bool:
         if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
             return False
         if isinstance(node, gast.Call):
-            if not (isinstance(node.func, gast.Name) and node.func.id == "unbroadcast"):
+            if not is_call(node, "unbroadcast"):
                 return False
         elif not isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Name, gast.Constant,
                                    gast.operator, gast.unaryop, gast.expr_context)):
@@ -128,11 +122,11 @@ def doubled_contributions(backward: list) -> None:
             adj = _plain_target(first)
             if (adj and adj == _plain_target(second) and isinstance(second.value, gast.BinOp)
                     and isinstance(second.value.op, gast.Add)
-                    and _is_name(second.value.left, adj)):
-                wrapped = _call_of(first.value, "zeros_plus") and len(first.value.args) == 2
+                    and is_name(second.value.left, adj)):
+                wrapped = is_call(first.value, "zeros_plus") and len(first.value.args) == 2
                 e, again = first.value.args[1] if wrapped else first.value, second.value.right
                 if (_pure(e) and gast.dump(e) == gast.dump(again)
-                        and not any(_is_name(n, adj) for n in gast.walk(e))):
+                        and not any(is_name(n, adj) for n in gast.walk(e))):
                     doubled = gast.BinOp(left=gast.Constant(value=2.0, kind=None),
                                          op=gast.Mult(), right=e)
                     if wrapped:
@@ -149,7 +143,3 @@ def _plain_target(stmt):
         return stmt.targets[0].id
     return None
 
-
-def _call_of(value, func: str) -> bool:
-    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
-            and value.func.id == func)
