@@ -5,6 +5,8 @@ only a line of generated code), so `Location` travels with each pass.
 """
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 
 
@@ -58,3 +60,14 @@ class NonScalarOutputError(SrcgradError, ValueError):
 
 class SrcgradWarning(UserWarning):
     """Non-fatal trouble, such as numba failing and srcgrad running plain Python."""
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def outside() -> int:
+    """The `stacklevel` of the first caller outside srcgrad, for `warnings.warn`."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -212,9 +212,9 @@ def build(func, wrt: list[str], jit: bool = True, mode: str = "reverse",
     generated_lines(path, emitted.line_map)  # parse.py NOTE [generated lines]
     where = f"{os.path.basename(parsed.filename)}:{parsed.first_line}"
     describe = f"{_MODES[mode][0]} of {func.__qualname__} ({where})"
-    compiled = Compiled(module, emitted.function, emitted.helpers, path, emitted.line_map,
-                        describe, jit=jit)
     mutated = sorted(norm.mutated & set(norm.inputs))
+    compiled = Compiled(module, emitted.function, emitted.helpers, path, emitted.line_map,
+                        describe, jit=jit, form=not mutated)
     if inspect.isfunction(func):
         try:  # for the next process; a function the index cannot describe gets no entry
             index.save(index.lookup_key(func, wrt, indexed),
@@ -245,7 +245,7 @@ def _from_index(func, wrt: list[str], jit: bool, mode: str, memory_limit) -> Pro
     generated_lines(hit.path, line_map)
     module = cache.load(hit.path, hit.namespace())
     compiled = Compiled(module, record["function"], record["helpers"], hit.path, line_map,
-                        record["describe"], jit=jit)
+                        record["describe"], jit=jit, form=not record["mutated_inputs"])
     resolved = index.WarmResolved(func, record["data_globals"], hit.global_sources(),
                                   lambda: transform(func, wrt, mode, memory_limit)[0],
                                   record.get("tree_name"))

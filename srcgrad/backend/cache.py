@@ -37,8 +37,7 @@ from pathlib import Path
 
 from .. import config
 from ..config import __version__
-from ..errors import SrcgradWarning
-from .compile import outside
+from ..errors import SrcgradWarning, outside
 from ..rules import fingerprint
 
 _CHECKED: dict[str, Path] = {}  # configured directory -> the directory in use

@@ -37,15 +37,15 @@ import warnings
 import numba
 from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
-from ..errors import Location, SrcgradError, SrcgradWarning
-from . import helper_cache
+from ..errors import Location, SrcgradError, SrcgradWarning, outside
+from . import fused, helper_cache
 from .numba_reasons import construct
 from .reals import ComplexWarning, complex_type, first_complex_line, has_complex
 
 
 class Compiled:
     def __init__(self, module, function: str, helpers: list[str], path, line_map, describe,
-                 jit=True):
+                 jit=True, form=True):
         python_func = getattr(module, function)
         jit = jit and not numba.config.DISABLE_JIT  # NUMBA_DISABLE_JIT=1: run as Python
         self.python = python_func
@@ -73,9 +73,16 @@ class Compiled:
         self.backend: str | None = None
         self.jit = jit
         self._dropped_cache = False
+        # the compiled form (backend/fused.py): made at the first compiled call, or None
+        self.form = fused.Form(self) if jit and form and fused.enabled() else None
 
     def __call__(self, *args):
         if self.dispatcher is not None and self.fallback_reason is None:
+            if self.form is not None:
+                done, result = self.form.call(args)
+                if done:
+                    self.backend = "numba"
+                    return result
             try:
                 result = self.dispatcher(*args)
             except NumbaError as exc:
@@ -102,6 +109,12 @@ class Compiled:
         if has_complex(result):
             self.refuse_complex(args)
         return result
+
+    def jitted(self, func):
+        """`func` (of the generated module's namespace) compiled as the function is."""
+        dispatcher = _quiet(numba.njit(cache=True, boundscheck=True)(func), self._cache_dir)
+        self._refusing_complex(dispatcher)
+        return dispatcher
 
     def _refusing_complex(self, dispatcher):
         """Check each signature numba compiles (or loads) for complex values (reals.py)."""
@@ -219,17 +232,6 @@ def _quiet(dispatcher, cache_dir):
             return compile_for_args(*args, **kws)
     dispatcher._compile_for_args = quiet_compile  # numba's C dispatcher looks it up per miss
     return dispatcher
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def outside() -> int:
-    """The `stacklevel` of the first caller outside srcgrad, for `warnings.warn` here."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 _NUMBA_CACHING = os.path.join("numba", "core", "caching.py")

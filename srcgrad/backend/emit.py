@@ -43,6 +43,13 @@ def header(parsed, what: str, trees: list) -> str:
 
 def emit(trees: list, parsed, what: str) -> Emitted:
     """The module holding `trees`: the main generated function first, then its helpers."""
+    source, line_map = render(trees, header(parsed, what, trees))
+    return Emitted(source, trees[0].name, [t.name for t in trees[1:]], line_map)
+
+
+def render(trees: list, top: str) -> tuple[str, dict]:
+    """`top` followed by `trees` printed, each Comment as a `# ...` line; and the map
+    from each printed line to the user's line it came from."""
     notes = []
 
     class _Marks(gast.NodeTransformer):
@@ -64,7 +71,6 @@ def emit(trees: list, parsed, what: str) -> Emitted:
     body = "\n\n".join(astor.to_source(gast.gast_to_ast(tree)) for tree in marked)
     pattern = re.compile(rf"^(\s*){_MARK}(\d+)$")
     lines, line_map, user_line = [], {}, None
-    top = header(parsed, what, trees)
     offset = top.count("\n")
     for raw in body.splitlines():
         m = pattern.match(raw)
@@ -76,5 +82,4 @@ def emit(trees: list, parsed, what: str) -> Emitted:
         lines.append(raw)
         if user_line is not None:
             line_map[offset + len(lines)] = user_line
-    return Emitted(top + "\n".join(lines) + "\n", trees[0].name, [t.name for t in trees[1:]],
-                   line_map)
+    return top + "\n".join(lines) + "\n", line_map

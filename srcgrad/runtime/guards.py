@@ -1,0 +1,70 @@
+"""Checks of the compiled form of a gradient (transforms/loops.py): it was made for
+arguments of certain kinds and for loops whose arrays all have one shape; where that does
+not hold it raises `ShapeGuard`, and backend/compile.py runs the statement-by-statement
+form instead (from the start of the call: nothing the call was given has changed).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+
+class ShapeGuard(Exception):
+    """The compiled form does not apply to this call (see the module docstring)."""
+
+
+_DTYPES = {1: types.float64, 2: types.int64, 3: types.boolean}
+
+
+def guard_kind(x, ndim, dtype):
+    """Raise ShapeGuard unless x is a number (ndim 0) or an array of `ndim` dimensions, of
+    dtype code `dtype` (1: float64, 2: int64, 3: bool)."""
+    if ndim == 0:
+        ok = isinstance(x, (bool, np.bool_)) if dtype == 3 else \
+            isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) \
+            if dtype == 2 else isinstance(x, (float, np.float64))
+    else:
+        ok = isinstance(x, np.ndarray) and x.ndim == ndim and x.dtype == {
+            1: np.float64, 2: np.int64, 3: np.bool_}[dtype]
+    if not ok:
+        raise ShapeGuard()
+
+
+def _raise_guard(*args):
+    raise ShapeGuard()
+
+
+@overload(guard_kind, prefer_literal=True)
+def _guard_kind(x, ndim, dtype):
+    ndim, dtype = ndim.literal_value, dtype.literal_value
+    want = _DTYPES[dtype]
+    if ndim == 0:
+        if dtype == 1:
+            ok = isinstance(x, types.Float) and x.bitwidth == 64
+        elif dtype == 2:
+            ok = isinstance(x, types.Integer)
+        else:
+            ok = isinstance(x, types.Boolean)
+    else:
+        ok = isinstance(x, types.Array) and x.ndim == ndim and x.dtype == want
+    if ok:
+        return lambda x, ndim, dtype: None
+
+    def impl(x, ndim, dtype):
+        raise ShapeGuard()
+    return impl
+
+
+def same_shape(x, shape):
+    """Raise ShapeGuard unless `x.shape == shape`."""
+    if np.shape(x) != tuple(shape):
+        raise ShapeGuard()
+
+
+@overload(same_shape)
+def _same_shape(x, shape):
+    def impl(x, shape):
+        if x.shape != shape:
+            raise ShapeGuard()
+    return impl

@@ -1,0 +1,246 @@
+"""The compiled form of a generated function: runs of elementwise array statements as
+explicit loops, for arguments of given kinds.
+
+numba compiles each array statement into a loop of its own with a new array, and at the
+7 to 50 elements of an LSTM cell or a camera the allocations and reference counts cost
+far more than the arithmetic. `fuse_loops(func, kinds)` rewrites a generated function,
+given the kinds of its parameters (analysis/kinds.py), so that each run of statements
+computing arrays element by element becomes loops over the elements, in which the arrays
+that only the run itself reads are numbers. In each block, a window (windows.py) takes
+consecutive simple statements and gives each a phase:
+- LOOP: an elementwise statement (window_forms.py), run inside a loop, element by element;
+- PRE: a statement run before the loops (it binds a view or a number the loops read);
+- POST: a statement run after the loops, in its order (it reads what they computed).
+Statements *conflict* when one binds a name the other reads or binds, or writes memory the
+other touches (analysis/roots.py). LOOP statements conflicting by names share a loop,
+running element by element in their order; memory two of them touch is touched through the
+same view (each element then sees the same sequence of reads and writes as before) or only
+accumulated into (`+=`: the order of a sum changes, its terms do not). Conflicting
+statements of different loops, and of different phases, run in their order: a PRE
+statement conflicts with no earlier LOOP or POST one, a LOOP one with no earlier POST one.
+
+Each loop is emitted as: the views it reads bound to names; `_n = shape` of the first
+array it reads and `same_shape(a, _n)` of every other; tapes it records into allocated;
+`np.empty(_n)` of each array it computes that is read after it (by a POST statement or
+outside the window); then the loop, each statement as its element form, ending with those
+arrays' elements. The function starts with `guard_kind` of each parameter whose kind was
+assumed. A failed check raises ShapeGuard and the caller runs the function as it was
+(backend/fused.py). Guarantee: when no check fails, the function returns what it returned
+before: every element is computed by the same operations from the same values
+(elementwise.py), sums accumulated in place up to their order.
+"""
+from __future__ import annotations
+
+import copy
+import gast
+
+from ..analysis import kinds as K
+from ..analysis.liveness import live_after
+from ..analysis.roots import roots as roots_of
+from ..syntax import assign, call, const, name
+from .elementwise import names_in
+from .windows import LOOP, POST, PRE, Window, view_path
+
+_DTYPE_CODES = {"f": 1, "i": 2, "b": 3}
+
+
+class Function:
+    """What the windows of one function share."""
+
+    def __init__(self, func, kinds):
+        self.kinds = kinds
+        self.roots = roots_of(func, kinds)
+        self.live = live_after(func, shape_only=True)  # values read later
+        self.shaped = live_after(func)  # values or shapes read later
+        self.used = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)} | {func.name}
+        self._indices = {}
+        self.loops = 0
+
+    def fresh(self, base: str) -> str:
+        candidate, k = base, 2
+        while candidate in self.used:
+            candidate, k = f"{base}{k}", k + 1
+        self.used.add(candidate)
+        return candidate
+
+    def indices(self, rank: int) -> list:
+        while len(self._indices) < rank:
+            self._indices[len(self._indices)] = self.fresh("_k" if not self._indices else "_j")
+        return [self._indices[k] for k in range(rank)]
+
+
+def fuse_loops(func: gast.FunctionDef, params: dict):
+    """`func` with its elementwise runs as loops (a new tree), or None if it has none."""
+    func = copy.deepcopy(func)
+    kinds = K.infer(func, params)
+    fn = Function(func, kinds)
+    func.body = _block(func.body, fn)
+    if not fn.loops:
+        return None
+    checks = []
+    for p in func.args.args:
+        kind = kinds.get(p.id, K.TOP)
+        if kind[0] in ("num", "arr") and kind[-1] in _DTYPE_CODES:
+            ndim = kind[1] if kind[0] == "arr" else 0
+            checks.append(gast.Expr(value=call("guard_kind", name(p.id), const(ndim),
+                                               const(_DTYPE_CODES[kind[-1]]))))
+    func.body = checks + func.body
+    return func
+
+
+def _block(stmts, fn):
+    out, k, paths = [], 0, {}
+    while k < len(stmts):
+        window = Window(fn, paths)
+        j = k
+        while j < len(stmts) and window.add(stmts[j]):
+            j += 1
+        taken = window.finish()
+        if taken and _worth(window):
+            out += _emit(window, stmts[k + taken - 1])
+            fn.loops += len(window.comps)
+            for stmt in stmts[k:k + taken]:
+                _follow(paths, stmt)
+            k += taken
+            continue
+        stmt = stmts[k]
+        for field in ("body", "orelse"):
+            if isinstance(stmt, (gast.For, gast.While, gast.If)) and getattr(stmt, field):
+                setattr(stmt, field, _block(getattr(stmt, field), fn))
+        _follow(paths, stmt)
+        out.append(stmt)
+        k += 1
+    return out
+
+
+def _follow(paths, stmt):
+    """Keep `paths` (name -> (path of the view it holds, names the path reads)) true
+    after `stmt`: forget what it rebinds, learn the views it binds."""
+    bound = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, gast.Store)}
+    for n in list(paths):
+        if n in bound or paths[n][1] & bound:
+            del paths[n]
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Subscript):
+        path = view_path(stmt.value, {n: p for n, (p, _) in paths.items()})
+        target = stmt.targets[0].id
+        if path is not None and target not in names_in(stmt.value):
+            paths[target] = (path, names_in(stmt.value) | {path[0]})
+
+
+def _worth(window) -> bool:
+    """Whether a loop computes anything: an operation, or two statements."""
+    for comp in window.comps:
+        ops = sum(isinstance(n, (gast.BinOp, gast.UnaryOp, gast.Call))
+                  for i in comp.items for s in i.body for n in gast.walk(s))
+        if ops or len(comp.items) > 1:
+            return True
+    return False
+
+
+def _noted(items) -> list:
+    """The statements of `items`, each run under its line comment."""
+    out, said = [], None
+    for item in items:
+        if item.note is not None and item.note is not said:
+            out.append(item.note)
+            said = item.note
+        out.append(item.node)
+    return out
+
+
+def _emit(window, last) -> list:
+    fn = window.fn
+    live = {n for n in window.objects if n in fn.live[id(last)] or window.objects[n].post_reads}
+    shaped = {n for n in window.objects if n in fn.shaped[id(last)]} - live
+    out = _noted([i for i in window.items if i.phase == PRE])
+    bound = set()
+    for comp in window.comps:
+        out += _loop(window, comp, live, shaped, bound)
+    return out + _noted([i for i in window.items if i.phase == POST])
+
+
+def _arrays(window, comp, live):
+    """Obj -> (name of its array, other names to bind to it after the loop), for the
+    loop's arrays whose values are read after it."""
+    names = {}
+    for n, obj in window.objects.items():
+        if obj.comp is comp and n in live:
+            names.setdefault(obj, []).append(n)
+    arrays = {}
+    for obj, bound in names.items():
+        direct = [n for n in bound if n not in window.external]
+        array = direct[0] if direct else window.fn.fresh(f"_{bound[0]}_a")
+        arrays[obj] = (array, [n for n in bound if n != array])
+    return arrays
+
+
+def _loop(window, comp, live, shaped, bound) -> list:
+    """The code of one component: its prologue, its loop and what it binds after."""
+    fn = window.fn
+    tapes = [i.tape for i in comp.items if i.tape is not None]
+    taped = {t[1] for t in tapes}
+    used = {v for i in comp.items for v in _names(i.body) | {a.id for a in i.arrays}}
+    views = [(v, node) for v, node in window.views.values() if v in used and v not in bound]
+    bound |= {v for v, _ in views}
+    late = {v for v, node in views if _root(node) in taped}
+    checked = list(dict.fromkeys(a.id for i in comp.items for a in i.arrays))
+    first = next(a for a in checked if a not in late)
+    shape = fn.fresh("_n")
+    code = [assign(v, node) for v, node in views if v not in late]
+    code.append(assign(shape, gast.Attribute(value=name(first), attr="shape", ctx=gast.Load())))
+    for test, tape, count in tapes:
+        size = gast.BinOp(left=gast.Tuple(elts=[count], ctx=gast.Load()), op=gast.Add(),
+                          right=name(shape))
+        code.append(gast.If(test=test, body=[assign(tape, call(_NP_EMPTY, size))], orelse=[]))
+    code += [assign(v, node) for v, node in views if v in late]
+    code += [gast.Expr(value=call("same_shape", name(a), name(shape))) for a in checked
+             if a != first]
+    like = next((a for a in checked if a not in late and K.is_array(fn.kinds.get(a))
+                 and fn.kinds[a][2] == "f"), None)
+    needed = live | (shaped if like is None else set())
+    arrays = _arrays(window, comp, needed)
+    code += [assign(array, call(_NP_EMPTY, name(shape))) for array, _ in arrays.values()]
+    code.append(_nest(window, comp, arrays, shape))
+    for array, others in arrays.values():
+        code += [assign(n, name(array)) for n in others]
+    for n, obj in window.objects.items():  # read later for its shape only: any array of it
+        if obj.comp is comp and n in shaped and obj not in arrays:
+            code.append(assign(n, name(like)))
+    return code
+
+
+_NP_EMPTY = gast.Attribute(value=name("np"), attr="empty", ctx=gast.Load())
+
+
+def _nest(window, comp, arrays, shape):
+    """The loops over every element, innermost holding the statements."""
+    indices = window.fn.indices(comp.rank)
+    body, said = [], None
+    for item in comp.items:
+        if item.body and item.note is not None and item.note is not said:
+            body.append(item.note)
+            said = item.note
+        body += item.body
+    index = name(indices[0]) if comp.rank == 1 else gast.Tuple(
+        elts=[name(n) for n in indices], ctx=gast.Load())
+    for obj, (array, _) in arrays.items():
+        body.append(gast.Assign(targets=[gast.Subscript(value=name(array), slice=index,
+                                                        ctx=gast.Store())],
+                                value=name(obj.scalar), type_comment=None))
+    for depth in reversed(range(comp.rank)):
+        extent = gast.Subscript(value=name(shape), slice=const(depth), ctx=gast.Load())
+        body = [gast.For(target=name(indices[depth], store=True), iter=call("range", extent),
+                         body=body, orelse=[], type_comment=None)]
+    return body[0]
+
+
+def _names(stmts) -> set:
+    return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)}
+
+
+def _root(node):
+    while isinstance(node, gast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None

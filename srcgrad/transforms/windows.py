@@ -1,0 +1,227 @@
+"""Windows of transforms/loops.py: consecutive statements of a block, each given a phase.
+
+A statement joins a window as
+- LOOP, if it has a per-element form (window_forms.py) and `_place` finds it a loop
+  (*component*): the components of LOOP statements it conflicts with by names, or touches
+  the same view of, merge into one of its rank, in which it touches no memory they touch
+  through another view, unless both only accumulate; two conflicting LOOP statements of
+  two components must keep their order; no earlier POST statement may conflict with it;
+- PRE, a simple statement conflicting with no earlier LOOP or POST statement;
+- POST, any other simple statement (`Assign`, `AugAssign`, `Expr`).
+Anything else ends the window (`add` returns False). loops.py's docstring says why the
+phases keep the function's meaning.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import gast
+
+from ..analysis.roots import may_alias
+from ..syntax import is_comment, name
+from .elementwise import Access, Effects, Element, NotElementwise, dump, effects
+from .window_forms import LOOP, POST, PRE, Item, loop_form
+
+class Window:
+    def __init__(self, fn, paths=None):
+        self.fn, self.items, self.comps = fn, [], []
+        self.objects = {}  # name -> the Obj a LOOP statement bound it to, at this point
+        self.objs = []  # every Obj made
+        # name -> the path of the view it holds (bound before the window or by PRE)
+        self.paths = {n: p for n, (p, _) in (paths or {}).items()}
+        self.views = {}  # dump of a view LOOP statements use -> (the name bound to it, node)
+        self.external = set()  # array names LOOP statements read as made outside the loop
+        self.note = None
+        self.taken = []  # the statements it holds, comments included
+
+    def add(self, stmt) -> bool:
+        if is_comment(stmt):
+            self.note = stmt
+            self.taken.append(stmt)
+            return True
+        try:
+            item = loop_form(self, stmt)
+        except NotElementwise:
+            item = None
+        if item is not None and self._place(item):
+            self.taken.append(stmt)
+            return True
+        if not self.items or not isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Expr)):
+            return False
+        self._simple(stmt)
+        self.taken.append(stmt)
+        return True
+
+    def _simple(self, stmt):
+        eff = effects(stmt, self.fn.kinds, self.fn.roots)
+        written = eff.binds | targets(stmt)
+        for n in eff.reads | eff.binds:  # an array a loop made, read or changed after it
+            if n in self.objects:
+                eff.mem.append(Access(frozenset({self.objects[n].root}), None, n in written))
+                self.objects[n].post_reads = True
+        late = any(conflict(i.eff, i.mem, eff, eff.mem) for i in self.items if i.phase != PRE)
+        item = Item(stmt, len(self.items), POST if late else PRE, eff, self.note)
+        if item.phase == PRE and isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], gast.Name):
+            path = view_path(stmt.value, self.paths)
+            if path is not None:
+                self.paths[stmt.targets[0].id] = path
+        else:
+            for n in eff.binds:
+                self.paths.pop(n, None)
+        self.items.append(item)
+
+    def finish(self) -> int:
+        """Drop trailing statements after the last LOOP one; how many statements it keeps."""
+        while self.items and self.items[-1].phase != LOOP:
+            self.items.pop()
+        if not self.items:
+            self.comps = []
+            return 0
+        last = self.items[-1].node
+        return next(k for k, s in enumerate(self.taken) if s is last) + 1
+
+    # --- what the forms need ---------------------------------------------------------
+
+    def element(self, rank) -> Element:
+        names = self.fn.indices(rank)
+
+        def index():
+            if rank == 1:
+                return name(names[0])
+            return gast.Tuple(elts=[name(n) for n in names], ctx=gast.Load())
+        return Element(self.fn.kinds, rank, self._scalar_of, self.view, index)
+
+    def _scalar_of(self, n):
+        obj = self.objects.get(n)
+        return None if obj is None else obj.scalar
+
+    def view(self, node) -> str:
+        node = copy.deepcopy(node)
+        node.ctx = gast.Load()
+        key = dump(node)
+        if key not in self.views:
+            self.views[key] = (self.fn.fresh("_v"), node)
+        return self.views[key][0]
+
+    def path(self, node):
+        return view_path(node, self.paths)
+
+    # --- placing a LOOP statement --------------------------------------------------
+
+    def _place(self, item) -> bool:
+        if any(i.phase == POST and conflict(i.eff, i.mem, item.eff, item.mem)
+               for i in self.items):
+            return False
+        join = [o.comp for o in item_objects(item)]
+        for other in (i for i in self.items if i.phase == LOOP):
+            if names_conflict(other.eff, item.eff) \
+                    or memory(other.eff.mem, item.eff.mem) == "aligned":
+                join.append(other.comp)
+        join = [c for c in self.comps if any(c is j for j in join)]
+        if any(c.rank != item.comp.rank for c in join) or any(
+                memory(i.eff.mem, item.eff.mem) == "misaligned" for c in join for i in c.items):
+            return False
+        item.pos = len(self.items)
+        layout = [list(c.items) for c in self.comps]
+        if join:
+            at = [k for k, c in enumerate(self.comps) if c in join]
+            merged = sorted([i for k in at for i in layout[k]] + [item], key=lambda i: i.pos)
+            layout = [merged if k == at[0] else layer for k, layer in enumerate(layout)
+                      if k == at[0] or k not in at]
+        else:
+            layout.append([item])
+        if not _ordered(layout):
+            return False
+        self._commit(layout, join, item)
+        return True
+
+    def _commit(self, layout, join, item):
+        comps = []
+        for layer in layout:
+            comp = next((i.comp for i in layer if i is not item and i.comp not in join),
+                        None) or (join[0] if join else item.comp)
+            comp.items = layer
+            for i in layer:
+                i.comp = comp
+            comps.append(comp)
+        for o in self.objs:
+            if o.comp in join:
+                o.comp = item.comp
+        self.comps = comps
+        self.external |= {a.id for a in item.arrays if isinstance(a, gast.Name)}
+        if item.bind is not None:
+            n, obj = item.bind
+            if obj not in self.objs:
+                self.objs.append(obj)
+            obj.comp = item.comp
+            self.objects[n] = obj
+        self.items.append(item)
+
+
+def targets(stmt) -> set:
+    """The names whose arrays `stmt` writes into (`x[i] = ...`, `x += ...`)."""
+    found = set()
+    for target in getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]:
+        while isinstance(target, gast.Subscript):
+            target = target.value
+            if isinstance(target, gast.Name):
+                found.add(target.id)
+        if isinstance(stmt, gast.AugAssign) and isinstance(target, gast.Name):
+            found.add(target.id)
+    return found
+
+
+def item_objects(item):
+    """The Objs a LOOP item reads, updates or aliases."""
+    return item.objs
+
+
+def _ordered(layout) -> bool:
+    """Whether every two conflicting LOOP statements of two components keep their order."""
+    for a, first in enumerate(layout):
+        for second in layout[a + 1:]:
+            for x in first:
+                for y in second:
+                    if x.pos > y.pos and (names_conflict(x.eff, y.eff) or memory(
+                            x.eff.mem, y.eff.mem) in ("aligned", "misaligned")):
+                        return False
+    return True
+
+
+def names_conflict(a: Effects, b: Effects) -> bool:
+    return bool(a.binds & (b.reads | b.binds) or b.binds & a.reads)
+
+
+def memory(a, b) -> str:
+    """How two statements' memory accesses relate: "none", "commuting" (accumulations
+    only), "aligned" (through the same views) or "misaligned"."""
+    relation = "none"
+    for x in a:
+        for y in b:
+            if not (x.write or y.write) or not may_alias(x.roots, y.roots):
+                continue
+            if x.accumulate and y.accumulate:
+                relation = "commuting" if relation == "none" else relation
+            elif x.path is not None and x.path == y.path:
+                relation = "aligned"
+            else:
+                return "misaligned"
+    return relation
+
+
+def conflict(a: Effects, a_mem, b: Effects, b_mem) -> bool:
+    return names_conflict(a, b) or any((x.write or y.write) and may_alias(x.roots, y.roots)
+                                       for x in a_mem for y in b_mem)
+
+
+def view_path(value, paths):
+    """The path naming the memory of the view `value` (a name, or subscripts of one)."""
+    if isinstance(value, gast.Name):
+        return paths.get(value.id, (value.id,))
+    if isinstance(value, gast.Subscript):
+        base = view_path(value.value, paths)
+        return None if base is None else base + (dump(value.slice),)
+    return None
+
