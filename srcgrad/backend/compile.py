@@ -98,6 +98,8 @@ class Compiled:
                 self._fall_back(exc)  # numba itself failed while compiling (not a NumbaError)
             else:
                 self.backend = "numba"
+                if self.form is not None:
+                    self.form.plain_ran()
                 return result
         self.backend = "python"
         with warnings.catch_warnings():  # a complex value cast to real: refused (reals.py)
@@ -162,14 +164,17 @@ class Compiled:
             return False
         return key in self.dispatcher.overloads
 
-    def _drop_unreadable_cache(self, exc: Exception) -> bool:
-        """If `exc` came from numba reading its cache files, delete this module's (once) and
-        say so: whether to compile again."""
+    def _drop_unreadable_cache(self, exc: Exception, path=None, dispatchers=None) -> bool:
+        """If `exc` came from numba reading its cache files, delete this module's (once;
+        or those of the module at `path`, the compiled form's) and say so: whether to
+        compile again."""
         if self._dropped_cache or not _from_numba_cache(exc):
             return False
         self._dropped_cache = True
-        dispatchers = [self.dispatcher] + [getattr(self.module, n) for n in self.helpers]
-        deleted = _delete_cache_files(self.path, dispatchers)
+        if path is None:
+            path = self.path
+            dispatchers = [self.dispatcher] + [getattr(self.module, n) for n in self.helpers]
+        deleted = _delete_cache_files(str(path), dispatchers)
         reason = _key_line(_message(exc))
         folders = sorted({os.path.dirname(path) for path in deleted}) or ["none left"]
         warnings.warn(

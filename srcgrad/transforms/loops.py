@@ -70,13 +70,14 @@ class Function:
 
 
 def fuse_loops(func: gast.FunctionDef, params: dict):
-    """`func` with its elementwise runs as loops (a new tree), or None if it has none."""
+    """(`func` with its elementwise runs as loops, a new tree, or None if it has none; the
+    kinds of its names)."""
     func = copy.deepcopy(func)
     kinds = K.infer(func, params)
     fn = Function(func, kinds)
     func.body = _block(func.body, fn)
     if not fn.loops:
-        return None
+        return None, kinds
     checks = []
     for p in func.args.args:
         kind = kinds.get(p.id, K.TOP)
@@ -85,7 +86,17 @@ def fuse_loops(func: gast.FunctionDef, params: dict):
             checks.append(gast.Expr(value=call("guard_kind", name(p.id), const(ndim),
                                                const(_DTYPE_CODES[kind[-1]]))))
     func.body = checks + func.body
-    return func
+    return func, kinds
+
+
+def calls(func: gast.FunctionDef, kinds: dict, names) -> list:
+    """(name, kinds of its arguments) of each call in `func` to a function in `names`."""
+    found = []
+    for node in gast.walk(func):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and node.func.id in names and not node.keywords:
+            found.append((node.func.id, [K.kind_of(a, kinds) or K.TOP for a in node.args]))
+    return found
 
 
 def _block(stmts, fn):
@@ -190,15 +201,15 @@ def _loop(window, comp, live, shaped, bound) -> list:
     shape = fn.fresh("_n")
     code = [assign(v, node) for v, node in views if v not in late]
     code.append(assign(shape, gast.Attribute(value=name(first), attr="shape", ctx=gast.Load())))
-    for test, tape, count in tapes:
-        size = gast.BinOp(left=gast.Tuple(elts=[count], ctx=gast.Load()), op=gast.Add(),
-                          right=name(shape))
-        code.append(gast.If(test=test, body=[assign(tape, call(_NP_EMPTY, size))], orelse=[]))
+    like = next((a for a in checked if a not in late and K.is_array(fn.kinds.get(a))
+                 and fn.kinds[a][2] == "f"), None)  # a float64 array of the loop's shape
+    for test, tape, count in tapes:  # what tape_like makes of an array of the loop's shape
+        made = call("tape_like", name(like), count) if like else call(_NP_EMPTY, gast.BinOp(
+            left=gast.Tuple(elts=[count], ctx=gast.Load()), op=gast.Add(), right=name(shape)))
+        code.append(gast.If(test=test, body=[assign(tape, made)], orelse=[]))
     code += [assign(v, node) for v, node in views if v in late]
     code += [gast.Expr(value=call("same_shape", name(a), name(shape))) for a in checked
              if a != first]
-    like = next((a for a in checked if a not in late and K.is_array(fn.kinds.get(a))
-                 and fn.kinds[a][2] == "f"), None)
     needed = live | (shaped if like is None else set())
     arrays = _arrays(window, comp, needed)
     code += [assign(array, call(_NP_EMPTY, name(shape))) for array, _ in arrays.values()]
