@@ -71,3 +71,41 @@ def test_same_code_tells_constants_by_type():
          "def c(x):\n    return x + 1\n", ns)
     assert same_code(ns["a"], ns["c"])
     assert not same_code(ns["a"], ns["b"])
+
+
+RECURSIVE_VIEWS = '''
+import sys
+import numpy as np
+import srcgrad
+
+
+def rows(A):
+    n = A.shape[0]
+    if n == 1:
+        return A[0, 0] * A[0, 0]
+    total = 0.0
+    for j in range(n):
+        minor = A[1:, :] * 0.5 + A[:-1, :] * A[:-1, :]
+        total = total + A[0, j] * rows(minor[:, 1:])  # a view: another numba type
+    return total
+
+
+print(repr(srcgrad.grad(rows)(np.linspace(-1.0, 1.0, 16).reshape(4, 4)).sum()))
+'''
+
+
+@pytest.mark.parametrize("loops", ["0", "strict"])
+def test_a_recursion_through_views_runs_again_in_a_new_process(tmp_path, loops):
+    """numba issue 6061: a recursive function cached with code of one signature calling
+    another crashed the next process loading it (a segmentation fault). Generated
+    functions compiled for several signatures are no longer cached (compile.py)."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "rows.py"
+    script.write_text(RECURSIVE_VIEWS)
+    env = {**os.environ, "SRCGRAD_CACHE_DIR": str(tmp_path / "cache"), "SRCGRAD_LOOPS": loops}
+    runs = [subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr[-2000:]
+    assert runs[0].stdout == runs[1].stdout

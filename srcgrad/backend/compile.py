@@ -35,6 +35,7 @@ import sys
 import warnings
 
 import numba
+from numba.core.caching import NullCache
 from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
 from ..errors import Location, SrcgradError, SrcgradWarning, outside
@@ -56,7 +57,7 @@ class Compiled:
         if jit:  # bounds checked: IndexError as in NumPy (a try's helper relies on it too)
             for name, helper in self.helpers.items():
                 setattr(module, name, _quiet(numba.njit(cache=True, boundscheck=True)(helper),
-                                             self._cache_dir))
+                                             self._cache_dir, self._uncache_recursive))
         self.line_map = line_map
         self.describe = describe  # "gradient of f (model.py:3)"
         twin = next((name for name, helper in self.helpers.items()
@@ -65,7 +66,7 @@ class Compiled:
             self.dispatcher = getattr(module, twin)
         else:
             self.dispatcher = (_quiet(numba.njit(cache=True, boundscheck=True)(python_func),
-                                      self._cache_dir)
+                                      self._cache_dir, self._uncache_recursive)
                                if jit else None)
         if jit:
             self._refusing_complex(self.dispatcher)
@@ -112,11 +113,29 @@ class Compiled:
             self.refuse_complex(args)
         return result
 
+    same_code = staticmethod(lambda f, g: same_code(f, g))
+
     def jitted(self, func):
         """`func` (of the generated module's namespace) compiled as the function is."""
-        dispatcher = _quiet(numba.njit(cache=True, boundscheck=True)(func), self._cache_dir)
+        dispatcher = _quiet(numba.njit(cache=True, boundscheck=True)(func), self._cache_dir,
+                            self._uncache_recursive)
         self._refusing_complex(dispatcher)
         return dispatcher
+
+    def _uncache_recursive(self):
+        """numba issue 6061: a recursive function cached with the code of one signature
+        that calls another (`f(x[:, 1:])` of a contiguous x) crashes the next process
+        that loads it. Generated functions compiled for more than one signature lose their
+        cache files and compile in each process."""
+        generated = [getattr(self.module, n) for n in self.helpers]
+        if getattr(self, "form", None) is not None:
+            generated += self.form.dispatchers
+        for dispatcher in generated:
+            cache = getattr(dispatcher, "_cache", None)
+            if len(getattr(dispatcher, "overloads", ())) > 1 and cache is not None \
+                    and not isinstance(cache, NullCache):
+                cache.flush()
+                dispatcher._cache = NullCache()
 
     def _refusing_complex(self, dispatcher):
         """Check each signature numba compiles (or loads) for complex values (reals.py)."""
@@ -226,15 +245,19 @@ def same_code(f, g) -> bool:
             and all(getattr(a, part) == getattr(b, part) for part in _CODE_PARTS))
 
 
-def _quiet(dispatcher, cache_dir):
+def _quiet(dispatcher, cache_dir, after=None):
     """`dispatcher`, compiling with NumbaPerformanceWarnings silenced (calls pay nothing) and
-    the runtime helpers' compiled code cached in `cache_dir` (helper_cache.py)."""
+    the runtime helpers' compiled code cached in `cache_dir` (helper_cache.py); `after()`
+    once it compiled."""
     compile_for_args = dispatcher._compile_for_args
 
     def quiet_compile(*args, **kws):
         with helper_cache.compiling(cache_dir), warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            return compile_for_args(*args, **kws)
+            out = compile_for_args(*args, **kws)
+        if after is not None:
+            after()
+        return out
     dispatcher._compile_for_args = quiet_compile  # numba's C dispatcher looks it up per miss
     return dispatcher
 

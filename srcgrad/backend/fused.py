@@ -144,7 +144,8 @@ class Form:
         self.state = "new"  # "new", "on", "off"
         self.why_off = None
         self.failed = None  # what the form raised at the last call, if anything
-        self._dispatchers = []
+        self.dispatchers = []
+        self.params, self.kinds = [], {}  # what it was made for
 
     def call(self, args):
         """(True, result) from the compiled form, or (False, None): run the function (which
@@ -159,12 +160,15 @@ class Form:
         except ShapeGuard:
             self._off("a check failed: arguments of other kinds, or arrays of other shapes")
         except NumbaError as exc:  # numba could not compile it (or read its cache)
-            if self.compiled._drop_unreadable_cache(exc, self.path, self._dispatchers):
+            if self.compiled._drop_unreadable_cache(exc, self.path, self.dispatchers):
                 return self.call(args)
+            if kinds_of(self.params, args) != self.kinds:  # typing failed before guard_kind
+                self._off("arguments of other kinds")
+                return False, None
             self._off(f"{type(exc).__name__}: {exc}")
             self.failed = exc
         except Exception as exc:  # the form raised: the function runs, and raises too
-            if self.compiled._drop_unreadable_cache(exc, self.path, self._dispatchers):
+            if self.compiled._drop_unreadable_cache(exc, self.path, self.dispatchers):
                 return self.call(args)
             self.failed = exc
         return False, None
@@ -187,8 +191,8 @@ class Form:
         compiled = self.compiled
         self.state = "off"
         code = compiled.python.__code__
-        params = list(code.co_varnames[:code.co_argcount])
-        kinds = kinds_of(params, args)
+        self.params = params = list(code.co_varnames[:code.co_argcount])
+        self.kinds = kinds = kinds_of(params, args)
         try:
             source = open(compiled.path).read()
             made = store(source, compiled.line_map, compiled.python.__name__, kinds,
@@ -206,11 +210,14 @@ class Form:
                      if not k.startswith("__")}
         module = cache.load(self.path, namespace)
         main = compiled.python.__name__
-        for name, value in list(vars(module).items()):  # the form's own functions
-            if callable(value) and getattr(value, "__module__", None) == module.__name__ \
-                    and name != main:
-                setattr(module, name, compiled.jitted(value))
-                self._dispatchers.append(getattr(module, name))
-        self.dispatcher = compiled.jitted(getattr(module, main))
-        self._dispatchers.append(self.dispatcher)
+        own = {name: value for name, value in vars(module).items() if callable(value)
+               and getattr(value, "__module__", None) == module.__name__ and name != main}
+        for name, value in own.items():  # the form's other functions (f__grad_all)
+            setattr(module, name, compiled.jitted(value))
+            self.dispatchers.append(getattr(module, name))
+        twin = next((n for n, f in own.items() if compiled.same_code(f, getattr(module, main))),
+                    None)  # a recursive function's gradient is its f__grad_all: compile once
+        self.dispatcher = getattr(module, twin) if twin else compiled.jitted(
+            getattr(module, main))
+        self.dispatchers.append(self.dispatcher)
         self.state = "on"

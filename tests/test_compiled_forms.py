@@ -1,0 +1,177 @@
+"""Compiled forms (backend/fused.py, transforms/loops.py): runs of elementwise statements
+as explicit loops, made for the first call's argument kinds.
+
+Each function is checked three ways: the gradient numba computes from the compiled form
+against the one it computes from the generated function (the same operations on the same
+values: equal up to the order of sums), against central differences and against
+autograd; and the form must be the code that ran (or, where a check cannot hold, must
+have stepped aside: arrays of other shapes, arguments of other kinds). The suite runs
+with SRCGRAD_LOOPS=strict (conftest.py): a form that fails where the function runs is an
+error, not a silent fallback.
+"""
+import os
+import re
+
+import numpy as np
+import pytest
+
+import srcgrad
+from gradcheck import assert_close, autograd_grad, numerical_grad
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def cell_steps(w, x):
+    """An LSTM-like cell: gates of slices of one parameter row, state rows written back."""
+    b = x.shape[1]
+    h = np.zeros(b)
+    c = np.zeros(b)
+    total = 0.0
+    for t in range(x.shape[0]):
+        f = sigmoid(x[t] * w[:b] + w[b:2 * b])
+        g = np.tanh(h * w[2 * b:3 * b] + w[3 * b:])
+        c = c * f + g * (1.0 - f)
+        h = np.tanh(c) * f
+        total += np.sum(h * x[t])
+    return total
+
+
+def shifted_views(x):
+    """Reads and writes of one array through views that overlap off by one."""
+    y = x * 1.5
+    for k in range(3):
+        y[1:] = y[1:] + 0.5 * y[:-1] * x[:-1]
+        y[:-1] += np.sin(y[1:])
+    return np.sum(y * y)
+
+
+def rows_2d(a, v):
+    """Rank-2 elementwise runs, a row broadcast along the first axis, in-place updates."""
+    m = a * 2.0
+    for i in range(a.shape[0]):
+        m[i] = m[i] * v + np.cos(a[i])
+    s = np.exp(-m * m) + m
+    s += a * m
+    return np.sum(s)
+
+
+def aliased(x, k):
+    """A second name for a loop's array, the first rebound; an array updated in place."""
+    u = np.tanh(x * k)
+    v = u
+    u = u + x * 0.25
+    w = v * u + 1.0 / (2.0 + x)
+    s = w * 1.0
+    s += x * v
+    return np.sum(s) + np.sum(v)
+
+
+def divides(x, d):
+    """A quotient by an element that may be zero: inf as NumPy gives, not an exception."""
+    q = x / (d - 1.0) + x * x
+    return np.sum(np.where(np.isfinite(q), q, 0.0))
+
+
+def recursive_rows(A):
+    """A recursive function (its f__grad_all is fused too) slicing rows and columns."""
+    n = A.shape[0]
+    if n == 1:
+        return A[0, 0] * A[0, 0]
+    total = 0.0
+    for j in range(n):
+        minor = A[1:, :] * 0.5 + A[:-1, :] * A[:-1, :]
+        total = total + A[0, j] * recursive_rows(minor[:, 1:])
+    return total
+
+
+rng = np.random.default_rng(5)
+CASES = {
+    "cell_steps": (cell_steps, lambda: (rng.uniform(-1, 1, 28), rng.uniform(-1, 1, (6, 7))),
+                   (0, 1)),
+    "shifted_views": (shifted_views, lambda: (rng.uniform(-1, 1, 9),), 0),
+    "rows_2d": (rows_2d, lambda: (rng.uniform(-1, 1, (4, 5)), rng.uniform(-1, 1, 5)), (0, 1)),
+    "aliased": (aliased, lambda: (rng.uniform(-1, 1, 6), 0.7), (0, 1)),
+    "recursive_rows": (recursive_rows, lambda: (rng.uniform(-1, 1, (4, 4)),), 0),
+}
+
+
+def _plain(func, wrt, args):
+    """The gradient numba computes from the generated function itself."""
+    os.environ["SRCGRAD_LOOPS"] = "0"
+    try:
+        return srcgrad.grad(func, wrt=wrt)(*args)
+    finally:
+        os.environ["SRCGRAD_LOOPS"] = "strict"
+
+
+def _tuple(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_form_runs_and_agrees(case):
+    func, make, wrt = CASES[case]
+    args = make()
+    g = srcgrad.grad(func, wrt=wrt)
+    got = g(*args)
+    form = g._last.compiled.form
+    assert form.state == "on" and g.backend == "numba", form.why_off
+    for a, b in zip(_tuple(got), _tuple(_plain(func, wrt, args))):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    for k, a in zip(positions, _tuple(got)):
+        assert_close(a, numerical_grad(func, args, k), rtol=1e-5, atol=1e-7)
+        oracle = autograd_grad(func, args, k)
+        if oracle is not None:
+            assert_close(a, oracle, rtol=1e-9, atol=1e-12)
+
+
+def test_a_quotient_by_zero_gives_numpys_inf():
+    x = np.array([0.5, -1.0, 2.0])
+    d = np.array([1.0, 3.0, 1.0])  # d - 1 is 0 at two elements
+    g = srcgrad.grad(divides)
+    got = g(x, d)
+    assert g._last.compiled.form.state == "on"
+    np.testing.assert_array_equal(got, _plain(divides, 0, (x, d)))
+
+
+def test_other_shapes_step_aside_for_the_function():
+    """Arrays the form assumed of one shape broadcast at run time: its check fails, and the
+    function computes the gradient (what NumPy's broadcasting gives)."""
+    def broadcast(x, y):
+        z = np.tanh(x * y) + x
+        return np.sum(z * z)
+    g = srcgrad.grad(broadcast, wrt=(0, 1))
+    x = rng.uniform(-1, 1, 5)
+    g(x, rng.uniform(-1, 1, 5))
+    assert g._last.compiled.form.state == "on"
+    y1 = rng.uniform(-1, 1, 1)  # shape (1,): broadcast along x
+    gx, gy = g(x, y1)
+    assert g._last.compiled.form.state == "off"
+    assert_close(gy, numerical_grad(broadcast, (x, y1), 1), rtol=1e-6)
+    assert_close(gx, numerical_grad(broadcast, (x, y1), 0), rtol=1e-6)
+
+
+def test_arguments_of_other_kinds_step_aside():
+    def scaled(x, k):
+        return np.sum(np.sin(x * k) * x)
+    g = srcgrad.grad(scaled, wrt=(0, 1))
+    x = rng.uniform(-1, 1, 4)
+    g(x, 2.0)
+    assert g._last.compiled.form.state == "on"
+    k = rng.uniform(-1, 1, 4)  # an array where a float was
+    gx, gk = g(x, k)
+    assert g._last.compiled.form.state == "off"
+    assert_close(gk, numerical_grad(scaled, (x, k), 1), rtol=1e-6)
+
+
+def test_the_form_reads_as_the_function_does():
+    """Kept names and line comments; each loop checks the shapes it assumes."""
+    g = srcgrad.grad(cell_steps, wrt=(0, 1))
+    g(*CASES["cell_steps"][1]())
+    text = open(g._last.compiled.form.path).read()
+    assert "# c = c * f + g * (1.0 - f)   (test_compiled_forms.py:" in text
+    assert "for _k in range(_n" in text and "same_shape(" in text
+    assert "guard_kind(w, 1, 1)" in text and re.search(r"\bc__e\d* = ", text)
