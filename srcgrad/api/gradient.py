@@ -107,6 +107,18 @@ class GradFunction(metaclass=_Compiled):
         return None if self._last is None else self._last.source
 
     @property
+    def compiled_source(self) -> str | None:
+        """The compiled form numba ran at the last call: the generated function with its
+        runs of elementwise statements as loops, made for that call's argument kinds
+        (backend/fused.py); None before a compiled call or when there is none."""
+        compiled = None if self._last is None else self._last.compiled
+        form = getattr(compiled, "form", None)
+        if form is None or form.state != "on" or form.path is None:
+            return None
+        with open(form.path) as handle:
+            return handle.read()
+
+    @property
     def backend(self) -> str | None:
         """"numba" if the compiled code ran at the last call, "python" if not, None before."""
         return None if self._last is None else self._last.compiled.backend

@@ -134,7 +134,7 @@ def _follow(paths, stmt):
             del paths[n]
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
             and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Subscript):
-        path = view_path(stmt.value, {n: p for n, (p, _) in paths.items()})
+        path = view_path(stmt.value, {n: p for n, (p, _) in paths.items()})  # (version 0)
         target = stmt.targets[0].id
         if path is not None and target not in names_in(stmt.value):
             paths[target] = (path, names_in(stmt.value) | {path[0]})

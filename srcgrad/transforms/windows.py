@@ -30,6 +30,7 @@ class Window:
         self.objs = []  # every Obj made
         # name -> the path of the view it holds (bound before the window or by PRE)
         self.paths = {n: p for n, (p, _) in (paths or {}).items()}
+        self.versions = {}  # name -> how many statements of the window bound it
         self.views = {}  # dump of a view LOOP statements use -> (the name bound to it, node)
         self.external = set()  # array names LOOP statements read as made outside the loop
         self.note = None
@@ -62,15 +63,18 @@ class Window:
                 self.objects[n].post_reads = True
         late = any(conflict(i.eff, i.mem, eff, eff.mem) for i in self.items if i.phase != PRE)
         item = Item(stmt, len(self.items), POST if late else PRE, eff, self.note)
-        if item.phase == PRE and isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
-                and isinstance(stmt.targets[0], gast.Name):
-            path = view_path(stmt.value, self.paths)
-            if path is not None:
-                self.paths[stmt.targets[0].id] = path
-        else:
-            for n in eff.binds:
-                self.paths.pop(n, None)
+        path = view_path(stmt.value, self.paths, self.versions) if item.phase == PRE \
+            and isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], gast.Name) else None
+        self._rebound(eff.binds)
+        if path is not None:
+            self.paths[stmt.targets[0].id] = path
         self.items.append(item)
+
+    def _rebound(self, names):
+        for n in names:
+            self.versions[n] = self.versions.get(n, 0) + 1
+            self.paths.pop(n, None)
 
     def finish(self) -> int:
         """Drop trailing statements after the last LOOP one; how many statements it keeps."""
@@ -106,7 +110,7 @@ class Window:
         return self.views[key][0]
 
     def path(self, node):
-        return view_path(node, self.paths)
+        return view_path(node, self.paths, self.versions)
 
     # --- placing a LOOP statement --------------------------------------------------
 
@@ -157,6 +161,7 @@ class Window:
                 self.objs.append(obj)
             obj.comp = item.comp
             self.objects[n] = obj
+        self._rebound(item.eff.binds)
         self.items.append(item)
 
 
@@ -216,12 +221,20 @@ def conflict(a: Effects, a_mem, b: Effects, b_mem) -> bool:
                                        for x in a_mem for y in b_mem)
 
 
-def view_path(value, paths):
-    """The path naming the memory of the view `value` (a name, or subscripts of one)."""
+def view_path(value, paths, versions=None):
+    """The path naming the memory of the view `value` (a name, or subscripts of one): its
+    base array and each index, names in it tagged with how often the window rebound them
+    (`versions`), so two paths are equal only where they name the same elements."""
+    versions = versions or {}
     if isinstance(value, gast.Name):
-        return paths.get(value.id, (value.id,))
+        return paths.get(value.id, (f"{value.id}#{versions.get(value.id, 0)}",))
     if isinstance(value, gast.Subscript):
-        base = view_path(value.value, paths)
-        return None if base is None else base + (dump(value.slice),)
+        base = view_path(value.value, paths, versions)
+        if base is None:
+            return None
+        index = copy.deepcopy(value.slice)
+        for node in gast.walk(index):
+            if isinstance(node, gast.Name):
+                node.id = f"{node.id}#{versions.get(node.id, 0)}"
+        return base + (dump(index),)
     return None
-
