@@ -19,7 +19,7 @@ from __future__ import annotations
 import gast
 
 from ..analysis.kinds import is_array, kind_of
-from ..analysis.roots import UNKNOWN
+from ..analysis.roots import UNKNOWN, may_alias
 from ..syntax import assign, is_call, name
 from dataclasses import dataclass, field
 from .elementwise import Access, Effects, NotElementwise, is_view, names_in
@@ -113,6 +113,10 @@ def _item(window, stmt, rank, element, body, binds=(), writes=(), objs=(), chang
     reads = set(element.reads) | {n for w in writes for n in names_in(w[0])}
     mem = [_access(window, node) for node in element.operands] + [
         _access(window, node, True, acc) for node, acc in writes]
+    for k, x in enumerate(mem):  # `y[1:] = y[:-1]`: NumPy reads every element first
+        if x.write and any(may_alias(x.roots, y.roots) and (x.path is None or x.path != y.path)
+                           for j, y in enumerate(mem) if j != k):
+            raise NotElementwise
     objs = list(objs) + [window.objects[n] for n in element.reads if n in window.objects]
     arrays = [_checked(window, node) for node in
               element.operands + element.templates + [w[0] for w in writes]]

@@ -2,10 +2,11 @@
 
 A statement joins a window as
 - LOOP, if it has a per-element form (window_forms.py) and `_place` finds it a loop
-  (*component*): the components of LOOP statements it conflicts with by names, or touches
-  the same view of, merge into one of its rank, in which it touches no memory they touch
-  through another view, unless both only accumulate; two conflicting LOOP statements of
-  two components must keep their order; no earlier POST statement may conflict with it;
+  (*component*): the components whose arrays it reads element by element, or whose
+  statements touch the same view, merge into one of its rank, in which it touches no
+  memory they touch through another view, unless both only accumulate; two conflicting
+  LOOP statements of two components must keep their order; no earlier POST statement may
+  conflict with it;
 - PRE, a simple statement conflicting with no earlier LOOP or POST statement;
 - POST, any other simple statement (`Assign`, `AugAssign`, `Expr`).
 Anything else ends the window (`add` returns False). loops.py's docstring says why the
@@ -118,10 +119,9 @@ class Window:
         if any(i.phase == POST and conflict(i.eff, i.mem, item.eff, item.mem)
                for i in self.items):
             return False
-        join = [o.comp for o in item_objects(item)]
+        join = [o.comp for o in item_objects(item)]  # it reads their arrays element-wise
         for other in (i for i in self.items if i.phase == LOOP):
-            if names_conflict(other.eff, item.eff) \
-                    or memory(other.eff.mem, item.eff.mem) == "aligned":
+            if memory(other.eff.mem, item.eff.mem) == "aligned":
                 join.append(other.comp)
         join = [c for c in self.comps if any(c is j for j in join)]
         if any(c.rank != item.comp.rank for c in join) or any(

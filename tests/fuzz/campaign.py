@@ -154,6 +154,7 @@ def campaign(args):
     counts, by_jit = collections.Counter(), collections.Counter()
     clear, crashes, fallbacks, failures = collections.Counter(), collections.Counter(), collections.Counter(), []
     examples, serial, fallback_files = {}, collections.Counter(), {}
+    forms = collections.Counter()  # compiled forms: ran, or why not
     start = time.time()
     log = open(os.path.join(args.out, "workers.log"), "w")
 
@@ -182,6 +183,8 @@ def campaign(args):
                 if r["outcome"] == "crash":
                     crashes[key] += 1
                 for note in r["notes"]:
+                    if note.startswith("form:"):
+                        forms[normalize(note)[:120]] += 1
                     if note.startswith("fallback"):
                         fallbacks[normalize(note)] += 1
                         if normalize(note) not in fallback_files:  # one reproducer per kind
@@ -208,6 +211,7 @@ def campaign(args):
                "jit": {str(j): {o: c for (jj, o), c in by_jit.items() if jj == j} for j in (False, True)},
                "clear_errors": dict(clear.most_common()), "crashes": dict(crashes.most_common()),
                "numba_fallbacks": dict(fallbacks.most_common()), "fallback_files": fallback_files,
+               "compiled_forms": dict(forms.most_common()),
                "failures": failures,
                "clear_error_examples": {m: k for (_, m), k in examples.items()}}
     with open(os.path.join(args.out, "summary.json"), "w") as fh:
@@ -222,8 +226,9 @@ def print_summary(s):
         print("outcomes:", ", ".join(f"{o} {c}" for o, c in sorted(s[name].items(), key=lambda x: -x[1])))
     print("by jit:", json.dumps(s["jit"]))
     for title, key in (("clear errors", "clear_errors"), ("crashes", "crashes"),
-                       ("numba fallbacks (jit=True)", "numba_fallbacks")):
-        if s[key]:
+                       ("numba fallbacks (jit=True)", "numba_fallbacks"),
+                       ("compiled forms (jit=True)", "compiled_forms")):
+        if s.get(key):
             print(f"{title}:")
             for m, c in s[key].items():
                 print(f"  {c:5d}  {m}")
