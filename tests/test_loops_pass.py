@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from srcgrad.analysis.kinds import of_value
 from srcgrad.backend.emit import render
+from srcgrad import runtime
 from srcgrad.runtime import guard_kind, same_shape
 from srcgrad.transforms.loops import fuse_loops
 
@@ -82,7 +83,7 @@ def program(draw):
 
 
 def _run(source, args):
-    namespace = {"np": np, "same_shape": same_shape, "guard_kind": guard_kind}
+    namespace = {"np": np, **{n: getattr(runtime, n) for n in runtime.__all__}}
     exec(source, namespace)
     copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     with np.errstate(all="ignore"):
@@ -132,3 +133,68 @@ def test_views_through_a_rebound_index_are_not_one_view():
     fused = _fused_source(source, args)
     assert fused is not None
     np.testing.assert_array_equal(_run(fused, args), _run(source, args))
+
+
+# --- what generated code does: helpers, tapes, rows of a matrix -----------------------
+
+@st.composite
+def helper_statement(draw):
+    target = draw(st.sampled_from(["a", "b", "u"]))
+    other = draw(st.sampled_from(["a", "b", "m[i]", "m[j]"]))
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return f"{target} = unbroadcast({draw(expression(FULL))}, {other})"
+    if kind == 1:
+        return f"{target} = zeros_like({other})"
+    if kind == 2:
+        return f"{target} = zeros_plus({other}, {draw(expression(FULL))})"
+    if kind == 3:
+        return f"{target} = zeros_plus({other}, {draw(st.sampled_from(['a', 'b']))}, True)"
+    if kind == 4:
+        return f"{target} = snapshot({other})"
+    if kind == 5:
+        return f"{target} = expand_to(s * 0.5, {other}, None, False)"
+    if kind == 6:
+        return f"m[{draw(st.sampled_from(['i', 'j']))}] {draw(st.sampled_from(['=', '+=']))} " \
+               f"{draw(expression(FULL))}"
+    if kind == 7:
+        return f"{target} = unbroadcast({draw(st.sampled_from(['a', 'b']))}, {other})"
+    if kind == 8:
+        return f"s = s + np.sum({target}) * 0.1"
+    return f"{target} = {draw(expression(FULL))}"
+
+
+@st.composite
+def taped_program(draw):
+    forward = draw(st.lists(helper_statement(), min_size=1, max_size=6))
+    backward = draw(st.lists(helper_statement(), min_size=1, max_size=6))
+    recorded = draw(st.sampled_from(["a", "b", "u"]))
+    lines = ["def f(a, b, m, s):", "    u = a * 1.0", "    for i in range(3):",
+             "        j = 2 - i"]
+    lines += ["        " + line for line in forward]
+    lines += ["        if i == 0:", f"            T = tape_like({recorded}, 3)",
+              f"        record_at(T, i, {recorded})", "    for i in range(2, -1, -1):",
+              "        j = 2 - i"]
+    lines += ["        " + line for line in backward]
+    lines += [f"        {recorded} = restore_at(T, i, {recorded})",
+              "    return a, b, m, s, u, T"]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=400, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(taped_program(), st.integers(3, 5))
+def test_generated_code_forms_compute_the_same_arrays(source, n):
+    rng = np.random.default_rng(n)
+    args = [rng.uniform(-1, 1, n), rng.uniform(-1, 1, n), rng.uniform(-1, 1, (3, n)), 0.3]
+    try:
+        expected = _run(source, args)
+    except Exception:
+        return
+    fused = _fused_source(source, args)
+    if fused is None:
+        return
+    got = _run(fused, args)
+    for x, y in zip(got, expected):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12,
+                                   err_msg=f"\n{source}\n---\n{fused}")
