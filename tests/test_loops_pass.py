@@ -94,7 +94,7 @@ def _fused_source(source, args):
     func = gast.parse(textwrap.dedent(source)).body[0]
     names = [a.id for a in func.args.args]
     fused, _ = fuse_loops(func, {n: of_value(a) for n, a in zip(names, args)})
-    return None if fused is None else render([fused], "import numpy as np\n")[0]
+    return None if fused is None else render([fused], "import numpy as np\n")[0]  # (a copy)
 
 
 @settings(max_examples=500, deadline=None, derandomize=True,

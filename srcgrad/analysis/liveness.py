@@ -48,32 +48,45 @@ def _bound(target) -> set:
 def live_after(func: gast.FunctionDef, shape_only: bool = False) -> dict:
     record = {}
     everything = reads(func, False)
-    _block(func.body, set(), record, shape_only, everything)
+    _block(func.body, set(), record, _Reads(shape_only), everything)
     return record
 
 
-def _block(stmts, out, record, shape_only, everything) -> set:
+class _Reads:
+    """`reads(node, shape_only)`, once per node (the loops' fixed points ask again)."""
+
+    def __init__(self, shape_only):
+        self.shape_only, self.seen = shape_only, {}
+
+    def __call__(self, node):
+        found = self.seen.get(id(node))
+        if found is None:
+            found = self.seen[id(node)] = frozenset(reads(node, self.shape_only))
+        return found
+
+
+def _block(stmts, out, record, read, everything) -> set:
     live = set(out)
     for stmt in reversed(stmts):
         record[id(stmt)] = frozenset(live)
-        live = _stmt(stmt, live, record, shape_only, everything)
+        live = _stmt(stmt, live, record, read, everything)
     return live
 
 
-def _stmt(stmt, out, record, shape_only, everything) -> set:
+def _stmt(stmt, out, record, read, everything) -> set:
     def block(stmts, after):
-        return _block(stmts, after, record, shape_only, everything)
+        return _block(stmts, after, record, read, everything)
     if isinstance(stmt, gast.Assign):
         killed = set().union(*[_bound(t) for t in stmt.targets])
-        return (out - killed) | reads(stmt, shape_only)
+        return (out - killed) | read(stmt)
     if isinstance(stmt, gast.AugAssign):
-        return out | reads(stmt, shape_only) | _bound(stmt.target)
+        return out | read(stmt) | _bound(stmt.target)
     if isinstance(stmt, (gast.Expr, gast.AnnAssign)):
-        return out | reads(stmt, shape_only)
+        return out | read(stmt)
     if isinstance(stmt, gast.Return):
-        return reads(stmt, shape_only)
+        return read(stmt)
     if isinstance(stmt, gast.If):
-        return reads(stmt.test, shape_only) | block(stmt.body, out) | block(stmt.orelse, out)
+        return read(stmt.test) | block(stmt.body, out) | block(stmt.orelse, out)
     if isinstance(stmt, (gast.For, gast.While)):
         exit_ = block(stmt.orelse, out)
         head = set(exit_)
@@ -82,13 +95,13 @@ def _stmt(stmt, out, record, shape_only, everything) -> set:
             if isinstance(stmt, gast.For):
                 new = (body - _bound(stmt.target)) | exit_
             else:
-                new = body | exit_ | reads(stmt.test, shape_only)
+                new = body | exit_ | read(stmt.test)
             if new == head:
                 break
             head = new
         else:
             head = set(everything)
-        extra = reads(stmt.iter, shape_only) if isinstance(stmt, gast.For) else set()
+        extra = read(stmt.iter) if isinstance(stmt, gast.For) else set()
         return head | extra
     if isinstance(stmt, (gast.Break, gast.Continue, gast.Raise, gast.Pass)):
         return set(everything) if not isinstance(stmt, gast.Pass) else out

@@ -47,9 +47,10 @@ def emit(trees: list, parsed, what: str) -> Emitted:
     return Emitted(source, trees[0].name, [t.name for t in trees[1:]], line_map)
 
 
-def render(trees: list, top: str) -> tuple[str, dict]:
+def render(trees: list, top: str, copied: bool = True) -> tuple[str, dict]:
     """`top` followed by `trees` printed, each Comment as a `# ...` line; and the map
-    from each printed line to the user's line it came from."""
+    from each printed line to the user's line it came from. `copied=False`: `trees` are
+    the caller's to change (they are printed as they are marked)."""
     notes = []
 
     class _Marks(gast.NodeTransformer):
@@ -67,7 +68,7 @@ def render(trees: list, top: str) -> tuple[str, dict]:
                 return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=-value, kind=None))
             return node
 
-    marked = [_Marks().visit(copy.deepcopy(tree)) for tree in trees]
+    marked = [_Marks().visit(copy.deepcopy(tree) if copied else tree) for tree in trees]
     body = "\n\n".join(astor.to_source(gast.gast_to_ast(tree)) for tree in marked)
     pattern = re.compile(rf"^(\s*){_MARK}(\d+)$")
     lines, line_map, user_line = [], {}, None

@@ -89,7 +89,7 @@ def form_source(source: str, line_map: dict, function: str, kinds: dict, describ
            "its elementwise\n# runs as loops, for arguments of the kinds "
            f"{_describe(kinds)}. Do not edit.\nimport math\nimport numpy as np\n"
            f"from srcgrad.runtime import {', '.join(helpers)}\n\n\n")
-    return render(fused, top)
+    return render(fused, top, copied=False)
 
 
 def _describe(kinds: dict) -> str:

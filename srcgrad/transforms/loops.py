@@ -70,9 +70,8 @@ class Function:
 
 
 def fuse_loops(func: gast.FunctionDef, params: dict):
-    """(`func` with its elementwise runs as loops, a new tree, or None if it has none; the
-    kinds of its names)."""
-    func = copy.deepcopy(func)
+    """(`func` with its elementwise runs as loops, or None if it has none; the kinds of its
+    names). The tree is rewritten in place: pass one the caller owns."""
     kinds = K.infer(func, params)
     fn = Function(func, kinds)
     func.body = _block(func.body, fn)

@@ -136,7 +136,8 @@ class Window:
                       if k == at[0] or k not in at]
         else:
             layout.append([item])
-        if not _ordered(layout):
+        moved = next(layer for layer in layout if any(i is item for i in layer))
+        if not _ordered(layout, moved):
             return False
         self._commit(layout, join, item)
         return True
@@ -183,15 +184,18 @@ def item_objects(item):
     return item.objs
 
 
-def _ordered(layout) -> bool:
-    """Whether every two conflicting LOOP statements of two components keep their order."""
-    for a, first in enumerate(layout):
-        for second in layout[a + 1:]:
-            for x in first:
-                for y in second:
-                    if x.pos > y.pos and (names_conflict(x.eff, y.eff) or memory(
-                            x.eff.mem, y.eff.mem) in ("aligned", "misaligned")):
-                        return False
+def _ordered(layout, moved) -> bool:
+    """Whether every LOOP statement of the component `moved` (the one that changed) keeps
+    its order with the conflicting LOOP statements of the others (which already did)."""
+    where = next(k for k, layer in enumerate(layout) if layer is moved)
+    for k, layer in enumerate(layout):
+        if k == where:
+            continue
+        for x in layer:
+            for y in moved:
+                if (x.pos > y.pos) == (k < where) and (names_conflict(x.eff, y.eff) or memory(
+                        x.eff.mem, y.eff.mem) in ("aligned", "misaligned")):
+                    return False
     return True
 
 
