@@ -198,3 +198,52 @@ def test_generated_code_forms_compute_the_same_arrays(source, n):
     for x, y in zip(got, expected):
         np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12,
                                    err_msg=f"\n{source}\n---\n{fused}")
+
+
+# --- updates of single elements: sums across a loop, cotangents passed through ---------
+
+@st.composite
+def element_statement(draw):
+    i = draw(st.sampled_from(["0", "1", "i", "j"]))
+    target = draw(st.sampled_from(["a", "b", "c"]))
+    kind = draw(st.integers(0, 5))
+    if kind <= 1:
+        op = draw(st.sampled_from(["+=", "-="]))
+        return [f"{target}[{i}] {op} {draw(st.sampled_from(['b', 'c']))}[j] * s + a[j]"]
+    if kind == 2:  # the backward code of an element update
+        return [f"g = unbroadcast(snapshot({target}[{i}]), s)",
+                f"{target}[{i}] = zeros_like({target}[{i}])",
+                f"h = unbroadcast(g, s)",
+                f"{draw(st.sampled_from(['a', 'b', 'c']))}[j] += g * 0.5",
+                f"{target}[{i}] += h"]
+    if kind == 3:
+        return [f"{target} = {target} * 0.5"]  # a rebinding in the loop
+    if kind == 4:
+        return [f"s = s + {target}[{i}] * 0.1"]  # a read of the element in the loop
+    return [f"{target}[j] = {draw(st.sampled_from(['a', 'b', 'c']))}[{i}] + 1.0"]
+
+
+@st.composite
+def element_program(draw):
+    lines = ["def f(pa, pb, pc, s):", "    a = pa * 1.0", "    b = pb * 1.0", "    c = pc * 1.0",
+             "    for i in range(2):", "        for j in range(3):"]  # (arrays of their own)
+    for block in draw(st.lists(element_statement(), min_size=1, max_size=5)):
+        lines += ["            " + line for line in block]
+    lines += ["    return a, b, c, s"]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=400, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(element_program())
+def test_element_sums_and_passed_cotangents_compute_the_same(source):
+    rng = np.random.default_rng(7)
+    args = [rng.uniform(-1, 1, 4), rng.uniform(-1, 1, 4), rng.uniform(-1, 1, 4), 0.3]
+    expected = _run(source, args)
+    fused = _fused_source(source, args)
+    if fused is None:
+        return
+    got = _run(fused, args)
+    for x, y in zip(got, expected):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12,
+                                   err_msg=f"\n{source}\n---\n{fused}")

@@ -39,6 +39,7 @@ from ..analysis.liveness import live_after
 from ..analysis.roots import roots as roots_of
 from ..syntax import assign, call, const, name
 from .elementwise import names_in
+from .elements import rewrite
 from .windows import LOOP, POST, PRE, Window, view_path
 
 _DTYPE_CODES = {"f": 1, "i": 2, "b": 3}
@@ -57,11 +58,7 @@ class Function:
         self.loops = 0
 
     def fresh(self, base: str) -> str:
-        candidate, k = base, 2
-        while candidate in self.used:
-            candidate, k = f"{base}{k}", k + 1
-        self.used.add(candidate)
-        return candidate
+        return _fresh(base, self.used)
 
     def indices(self, rank: int) -> list:
         while len(self._indices) < rank:
@@ -73,9 +70,11 @@ def fuse_loops(func: gast.FunctionDef, params: dict):
     """(`func` with its elementwise runs as loops, or None if it has none; the kinds of its
     names). The tree is rewritten in place: pass one the caller owns."""
     kinds = K.infer(func, params)
+    used = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
+    changed = rewrite(func.body, kinds, roots_of(func, kinds), lambda base: _fresh(base, used))
     fn = Function(func, kinds)
     func.body = _block(func.body, fn)
-    if not fn.loops:
+    if not fn.loops and not changed:
         return None, kinds
     checks = []
     for p in func.args.args:
@@ -86,6 +85,14 @@ def fuse_loops(func: gast.FunctionDef, params: dict):
                                                const(_DTYPE_CODES[kind[-1]]))))
     func.body = checks + func.body
     return func, kinds
+
+
+def _fresh(base: str, used: set) -> str:
+    candidate, k = base, 2
+    while candidate in used:
+        candidate, k = f"{base}{k}", k + 1
+    used.add(candidate)
+    return candidate
 
 
 def calls(func: gast.FunctionDef, kinds: dict, names) -> list:
