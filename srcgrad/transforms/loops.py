@@ -40,6 +40,7 @@ from ..analysis.roots import roots as roots_of
 from ..syntax import assign, call, const, name
 from .elementwise import names_in
 from .elements import rewrite
+from .numbers import simplify
 from .windows import LOOP, POST, PRE, Window, view_path
 
 _DTYPE_CODES = {"f": 1, "i": 2, "b": 3}
@@ -72,6 +73,7 @@ def fuse_loops(func: gast.FunctionDef, params: dict):
     kinds = K.infer(func, params)
     used = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
     changed = rewrite(func.body, kinds, roots_of(func, kinds), lambda base: _fresh(base, used))
+    changed += simplify(func, kinds)
     fn = Function(func, kinds)
     func.body = _block(func.body, fn)
     if not fn.loops and not changed:
