@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 
 import gast
 from numba.core.errors import NumbaError
@@ -146,13 +147,16 @@ class Form:
         self.failed = None  # what the form raised at the last call, if anything
         self.dispatchers = []
         self.params, self.kinds = [], {}  # what it was made for
+        self._lock = threading.Lock()
 
     def call(self, args):
         """(True, result) from the compiled form, or (False, None): run the function (which
         then calls `plain_ran` if it returned)."""
         self.failed = None
         if self.state == "new":
-            self._make(args)
+            with self._lock:  # two threads' first calls: one makes the form, both use it
+                if self.state == "new":
+                    self._make(args)
         if self.state != "on":
             return False, None
         try:
@@ -189,23 +193,29 @@ class Form:
 
     def _make(self, args):
         compiled = self.compiled
-        self.state = "off"
         code = compiled.python.__code__
         self.params = params = list(code.co_varnames[:code.co_argcount])
         self.kinds = kinds = kinds_of(params, args)
         try:
-            source = open(compiled.path).read()
+            with open(compiled.path) as handle:
+                source = handle.read()
             made = store(source, compiled.line_map, compiled.python.__name__, kinds,
                          compiled.describe)
-        except Exception as exc:  # a construct the pass does not know: no form
+            if made is None:
+                self._off("no elementwise statements to run as loops")
+                return
+            self.path, _ = made
+            self._load()
+        except Exception as exc:  # a construct the pass does not know, a file gone: no form
             if strict():
                 raise
-            self.why_off = f"{type(exc).__name__}: {exc}"
+            self._off(f"{type(exc).__name__}: {exc}")
             return
-        if made is None:
-            self.why_off = "no elementwise statements to run as loops"
-            return
-        self.path, _ = made
+        self.state = "on"
+
+    def _load(self):
+        """Import the form's module and give its functions numba dispatchers."""
+        compiled = self.compiled
         namespace = {k: v for k, v in compiled.module.__dict__.items()
                      if not k.startswith("__")}
         module = cache.load(self.path, namespace)
@@ -220,4 +230,3 @@ class Form:
         self.dispatcher = getattr(module, twin) if twin else compiled.jitted(
             getattr(module, main))
         self.dispatchers.append(self.dispatcher)
-        self.state = "on"
