@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from srcgrad.analysis.kinds import of_value
 from srcgrad.backend.emit import render
 from srcgrad import runtime
-from srcgrad.runtime import guard_kind, same_shape
 from srcgrad.transforms.loops import fuse_loops
 
 FULL, SHIFTED = "full", "shifted"  # arrays of n elements, views of n - 1
@@ -213,7 +212,7 @@ def element_statement(draw):
     if kind == 2:  # the backward code of an element update
         return [f"g = unbroadcast(snapshot({target}[{i}]), s)",
                 f"{target}[{i}] = zeros_like({target}[{i}])",
-                f"h = unbroadcast(g, s)",
+                "h = unbroadcast(g, s)",
                 f"{draw(st.sampled_from(['a', 'b', 'c']))}[j] += g * 0.5",
                 f"{target}[{i}] += h"]
     if kind == 3:

@@ -23,7 +23,7 @@ import numpy as np
 
 TOP = ("top",)
 _BOTTOM = None
-F, I = ("num", "f"), ("num", "i")
+F, I = ("num", "f"), ("num", "i")  # noqa: E741  (I: the int kind)
 
 _UFUNCS = {"exp", "log", "log1p", "expm1", "log2", "log10", "sin", "cos", "tan", "tanh",
            "sinh", "cosh", "arcsin", "arccos", "arctan", "sqrt", "square", "abs", "absolute",

@@ -31,7 +31,6 @@ from __future__ import annotations
 import linecache
 import os
 import re
-import sys
 import warnings
 
 import numba
@@ -113,7 +112,10 @@ class Compiled:
             self.refuse_complex(args)
         return result
 
-    same_code = staticmethod(lambda f, g: same_code(f, g))
+    @staticmethod
+    def same_code(f, g) -> bool:
+        """`same_code` (below), for the compiled form's twins (backend/fused.py)."""
+        return same_code(f, g)
 
     def jitted(self, func):
         """`func` (of the generated module's namespace) compiled as the function is."""

@@ -2,8 +2,9 @@
 to know that `x[i]` is a number (analysis/kinds.py) and that nothing else touches x's
 memory (analysis/roots.py).
 
-**An element updated in place passes its cotangent through** (`passes`). The backward code of an element update `x[i] += e` (`x[i] = x[i] + e`) reads the
-element's cotangent, resets it, and adds back the part that goes to the old x[i]:
+**An element updated in place passes its cotangent through** (`passes`). The backward
+code of an element update `x[i] += e` (`x[i] = x[i] + e`) reads the element's
+cotangent, resets it, and adds back the part that goes to the old x[i]:
 
     A = unbroadcast(snapshot(_adj_x[i]), t)
     _adj_x[i] = zeros_like(_adj_x[i])

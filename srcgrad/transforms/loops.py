@@ -31,7 +31,6 @@ before: every element is computed by the same operations from the same values
 """
 from __future__ import annotations
 
-import copy
 import gast
 
 from ..analysis import kinds as K
@@ -41,7 +40,7 @@ from ..syntax import assign, call, const, name
 from .elementwise import names_in
 from .elements import rewrite
 from .numbers import simplify
-from .windows import LOOP, POST, PRE, Window, view_path
+from .windows import POST, PRE, Window, view_path
 
 _DTYPE_CODES = {"f": 1, "i": 2, "b": 3}
 

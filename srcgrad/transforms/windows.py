@@ -15,7 +15,6 @@ phases keep the function's meaning.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 
 import gast
 
