@@ -154,9 +154,9 @@ def _worth(window) -> bool:
     for comp in window.comps:
         ops = sum(isinstance(n, (gast.BinOp, gast.UnaryOp, gast.Call))
                   for i in comp.items for s in i.body for n in gast.walk(s))
-        stores = any(isinstance(i.node, gast.Assign) and isinstance(i.node.targets[0],
-                                                                    gast.Subscript)
-                     for i in comp.items)
+        stores = any(isinstance(t, gast.Subscript) for i in comp.items
+                     for t in getattr(i.node, "targets", None) or [getattr(i.node, "target",
+                                                                           None)])
         if ops or len(comp.items) > 1 or stores:
             return True
     return False

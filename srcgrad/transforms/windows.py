@@ -8,8 +8,10 @@ A statement joins a window as
   LOOP statements of two components must keep their order; no earlier POST statement may
   conflict with it;
 - PRE, a simple statement conflicting with no earlier LOOP or POST statement;
-- POST, any other simple statement (`Assign`, `AugAssign`, `Expr`).
-Anything else ends the window (`add` returns False). loops.py's docstring says why the
+- POST, any other simple statement (`Assign`, `AugAssign`, `Expr`) that is not
+  elementwise.
+Anything else ends the window (`add` returns False): an elementwise statement that fits
+no loop of this window then starts the next one. loops.py's docstring says why the
 phases keep the function's meaning.
 """
 from __future__ import annotations
@@ -48,8 +50,9 @@ class Window:
         if item is not None and self._place(item):
             self.taken.append(stmt)
             return True
-        if not self.items or not isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Expr)):
-            return False
+        if item is not None or not self.items \
+                or not isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Expr)):
+            return False  # (an elementwise statement that fits no loop here starts the next)
         self._simple(stmt)
         self.taken.append(stmt)
         return True
