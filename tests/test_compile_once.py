@@ -73,25 +73,14 @@ def test_same_code_tells_constants_by_type():
     assert not same_code(ns["a"], ns["b"])
 
 
-RECURSIVE_VIEWS = '''
-import sys
-import numpy as np
-import srcgrad
-
-
-def rows(A):
-    n = A.shape[0]
-    if n == 1:
-        return A[0, 0] * A[0, 0]
-    total = 0.0
-    for j in range(n):
-        minor = A[1:, :] * 0.5 + A[:-1, :] * A[:-1, :]
-        total = total + A[0, j] * rows(minor[:, 1:])  # a view: another numba type
-    return total
-
-
-print(repr(srcgrad.grad(rows)(np.linspace(-1.0, 1.0, 16).reshape(4, 4)).sum()))
-'''
+def _recursive_views_script() -> str:
+    """A process that prints the gradient of test_compiled_forms.recursive_rows, whose
+    recursion passes a view (`minor[:, 1:]`): another numba type than its argument."""
+    import inspect
+    from test_compiled_forms import recursive_rows
+    return ("import numpy as np\nimport srcgrad\n\n\n" + inspect.getsource(recursive_rows) +
+            "\n\nprint(repr(srcgrad.grad(recursive_rows)"
+            "(np.linspace(-1.0, 1.0, 16).reshape(4, 4)).sum()))\n")
 
 
 @pytest.mark.parametrize("loops", ["0", "strict"])
@@ -103,7 +92,7 @@ def test_a_recursion_through_views_runs_again_in_a_new_process(tmp_path, loops):
     import subprocess
     import sys
     script = tmp_path / "rows.py"
-    script.write_text(RECURSIVE_VIEWS)
+    script.write_text(_recursive_views_script())
     env = {**os.environ, "SRCGRAD_CACHE_DIR": str(tmp_path / "cache"), "SRCGRAD_LOOPS": loops}
     runs = [subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
                            text=True, timeout=300) for _ in range(2)]

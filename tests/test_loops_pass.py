@@ -89,6 +89,20 @@ def _run(source, args):
         return namespace["f"](*copies)
 
 
+def _same(source, args):
+    """Run `source` before and after the rewrite: the same arrays (sums up to order)."""
+    try:
+        expected = _run(source, args)
+    except Exception:  # not a valid NumPy program (a second name then a shape change)
+        return
+    fused = _fused_source(source, args)
+    if fused is None:
+        return
+    for x, y in zip(_run(fused, args), expected):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12,
+                                   err_msg=f"\n{source}\n---\n{fused}")
+
+
 def _fused_source(source, args):
     func = gast.parse(textwrap.dedent(source)).body[0]
     names = [a.id for a in func.args.args]
@@ -101,18 +115,7 @@ def _fused_source(source, args):
 @given(program(), st.integers(3, 6))
 def test_the_rewritten_program_computes_the_same_arrays(source, n):
     rng = np.random.default_rng(n)
-    args = [rng.uniform(-1, 1, n) for _ in ARRAYS] + [0.3]
-    try:
-        expected = _run(source, args)
-    except Exception:  # not a valid NumPy program (a second name then a shape change)
-        return
-    fused = _fused_source(source, args)
-    if fused is None:
-        return
-    got = _run(fused, args)
-    for x, y in zip(got, expected):
-        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12,
-                                   err_msg=f"\n{source}\n---\n{fused}")
+    _same(source, [rng.uniform(-1, 1, n) for _ in ARRAYS] + [0.3])
 
 
 def test_views_through_a_rebound_index_are_not_one_view():
@@ -185,18 +188,8 @@ def taped_program(draw):
 @given(taped_program(), st.integers(3, 5))
 def test_generated_code_forms_compute_the_same_arrays(source, n):
     rng = np.random.default_rng(n)
-    args = [rng.uniform(-1, 1, n), rng.uniform(-1, 1, n), rng.uniform(-1, 1, (3, n)), 0.3]
-    try:
-        expected = _run(source, args)
-    except Exception:
-        return
-    fused = _fused_source(source, args)
-    if fused is None:
-        return
-    got = _run(fused, args)
-    for x, y in zip(got, expected):
-        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12,
-                                   err_msg=f"\n{source}\n---\n{fused}")
+    _same(source, [rng.uniform(-1, 1, n), rng.uniform(-1, 1, n), rng.uniform(-1, 1, (3, n)),
+                   0.3])
 
 
 # --- updates of single elements: sums across a loop, cotangents passed through ---------
@@ -237,12 +230,4 @@ def element_program(draw):
 @given(element_program())
 def test_element_sums_and_passed_cotangents_compute_the_same(source):
     rng = np.random.default_rng(7)
-    args = [rng.uniform(-1, 1, 4), rng.uniform(-1, 1, 4), rng.uniform(-1, 1, 4), 0.3]
-    expected = _run(source, args)
-    fused = _fused_source(source, args)
-    if fused is None:
-        return
-    got = _run(fused, args)
-    for x, y in zip(got, expected):
-        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12,
-                                   err_msg=f"\n{source}\n---\n{fused}")
+    _same(source, [rng.uniform(-1, 1, 4) for _ in range(3)] + [0.3])
