@@ -1,17 +1,12 @@
 """One adjoint per callee against one per call site: a measurement for issue 14.
 
-    python -m bench.callee_vjp [--runs 2] [--sites 4,16,40] [--out bench/results/cold-callee-vjp.md]
+    python -m bench.callee_vjp [--runs 2] [--sites 4,8,16,40] [--out bench/results/cold-callee-vjp.md]
 
-srcgrad inlines a user function at every call site, so the module numba compiles grows
-with the number of sites (bench/cold.py's `calls-K`). The other design compiles the
-callee's vector-Jacobian product once and calls it from each site's backward step,
-recomputing the callee's forward sweep there. srcgrad does not do that by itself yet;
-this script builds it from public pieces to measure it: the callee's `srcgrad.vjp`
-module (its `stage__vjp` dispatcher), a `srcgrad.defvjp` rule that calls it, and the
-caller's gradient as srcgrad generates it for that rule, without the per-site shape
-check of the rule's cotangents (`check_cotangent` takes its message as a literal
-string, so numba compiles it again at every site and for every argument: an automatic
-version knows the shapes and needs no check).
+srcgrad inlines a user function at every call site, except one called from
+OUTLINE_SITES places or more (frontend/calls.py), whose `f__value` and `f__vjp`
+are compiled once and called from each site (each backward step recomputing the
+callee's forward sweep). This script measures both designs on bench/cold.py's
+`calls-K` model at each K, forcing the choice (OUTLINE_SITES = 1 or never).
 
 Each measurement is a fresh process (CPU time: building, numba compiling and the first
 call, the helpers' numba cache filled beforehand), then the gradient's call time at
@@ -32,55 +27,27 @@ from pathlib import Path
 from .cold import ROOT, calls_model
 
 CHILD = r'''
-import importlib, importlib.util, os, re, sys, time, timeit, json
+import importlib, sys, time, timeit, json
 import numpy as np
 sys.path.insert(0, {folder!r})
-import numba, srcgrad
-from srcgrad.api.derivatives import cached_program
-from srcgrad.backend import helper_cache
+import srcgrad, srcgrad.frontend.calls
+srcgrad.frontend.calls.OUTLINE_SITES = 1 if {how!r} == "vjp" else 10 ** 6
 m = importlib.import_module({module!r})
 x0, xs = np.linspace(0.1, 1.0, 8), np.linspace(0.1, 1.0, 1000)
 c0 = time.process_time()
-if {how!r} == "inline":
-    g = srcgrad.grad(m.run)
-    g(x0, 5)
-    call = lambda: g(xs, 20)
-else:
-    srcgrad.vjp(m.stage, x0, x0, 0.1)[1](x0)  # the callee's vjp, compiled once
-    inner = cached_program(m.stage, ["x", "y", "h"], "vjp", True).compiled.dispatcher
-    m.stage = primal = numba.njit(m.stage)
-    rule = importlib.import_module({module!r} + "_rule")
-    rule.inner = inner
-    srcgrad.defvjp(primal)(rule.stage_vjp)
-    source = re.sub(r'check_cotangent\((_r\d+\[\d\]), \w+,\s*"[^"]*"\s*\)', r"\1",
-                    srcgrad.grad(m.run, jit=False).source)
-    path = os.path.join({folder!r}, "srcgrad_generated_" + {module!r} + ".py")
-    with open(path, "w") as out:
-        out.write(source)
-    spec = importlib.util.spec_from_file_location("srcgrad_generated_" + {module!r}, path)
-    generated = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generated)
-    generated.stage = primal
-    for name in set(re.findall(r"(_sg_\w+)\(", source)):
-        setattr(generated, name, inner)  # the rule's inner call, as srcgrad names it
-    compiled = numba.njit(generated.run__grad)
-    with helper_cache.compiling(os.environ["SRCGRAD_CACHE_DIR"]):
-        compiled(x0, 5)
-    call = lambda: compiled(xs, 20)[1][0]
+g = srcgrad.grad(m.run)
+g(x0, 5)
 c1 = time.process_time()
+assert ("stage__vjp" in g.source) == ({how!r} == "vjp")
+call = lambda: g(xs, 20)
 seconds = min(timeit.repeat(call, number=10, repeat=5)) / 10
 print(json.dumps({{"first": c1 - c0, "call": seconds, "gradient": list(map(float, call()))}}))
-'''
-RULE = '''def stage_vjp(g, ans, x, y, h):
-    r = inner(x, y, h, g)[1]
-    return r[0], r[1], r[2]
 '''
 
 
 def measure(sites: int, how: str, cache: Path, folder: Path, round_: int) -> dict:
     module = f"callee_{sites}_{how}_{round_}"
     (folder / f"{module}.py").write_text(calls_model(sites))
-    (folder / f"{module}_rule.py").write_text(RULE)
     env = {**os.environ, "SRCGRAD_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT),
            "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     code = CHILD.format(folder=str(folder), module=module, how=how)
@@ -95,7 +62,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=2)
-    parser.add_argument("--sites", default="4,16,40")
+    parser.add_argument("--sites", default="4,8,16,40")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" /
                                              "cold-callee-vjp.md"))
     args = parser.parse_args(argv)

@@ -42,6 +42,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench.settings import apply_user_python
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = '''
@@ -146,6 +148,7 @@ def run_child(root: Path, case: str, cache: Path, models: Path) -> dict:
     env = {**os.environ, "SRCGRAD_CACHE_DIR": str(cache), "PYTHONPATH": str(root),
            "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     env.pop("SRCGRAD_DUMP", None)
+    apply_user_python(env)
     out = subprocess.run([sys.executable, "-c", case_code(case, str(models))], env=env,
                          cwd=root, capture_output=True, text=True)
     if out.returncode:

@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import srcgrad  # noqa: E402
+from bench.settings import apply_user_python  # noqa: E402
 
 
 # ---- (a) call overhead ------------------------------------------------------------------
@@ -234,6 +235,7 @@ def warm_cache(runs: int, problems: list[str]) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="srcgrad-overhead-") as tmp:
         env = {**os.environ, "SRCGRAD_CACHE_DIR": tmp, "PYTHONPATH": str(ROOT),
                "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        apply_user_python(env)
         (Path(tmp) / "warm_model.py").write_text(LORENZ)
         cases = [("lorenz96 (a helper, 8 variables)",
                   CHILD.format(setup=LORENZ_SETUP.format(tmp=tmp), first_call=LORENZ_CALL))]

@@ -20,7 +20,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from .settings import MODES, apply_thread_env
+from .settings import MODES, apply_thread_env, apply_user_python
 
 apply_thread_env(os.environ)
 
@@ -142,6 +142,7 @@ def main(argv=None):
     cache.mkdir()
     env = dict(os.environ)
     apply_thread_env(env)
+    apply_user_python(env)
     env["SRCGRAD_CACHE_DIR"] = str(cache)  # cold for the first process, warm after
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
     env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")

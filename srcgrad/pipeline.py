@@ -8,7 +8,9 @@
 Forward mode replaces reverse -> optimize -> record -> fuse by one pass, forward.
 
 Calls into user functions are inlined by normalize (inline.py); each function
-called recursively gets its own joint gradient `f__grad_all` in the same module.
+called recursively gets its own joint gradient `f__grad_all` in the same module, and
+one called from many places of a function (reverse mode) its own `f__vjp` and
+`f__value` there (calls.py, OUTLINE_SITES).
 
 `SRCGRAD_DUMP=anf,reverse,final` prints those stages' code to stderr.
 
@@ -20,6 +22,7 @@ set, the passes always run.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import os
 import sys
@@ -49,6 +52,7 @@ from .frontend.parse import generated_lines, parse
 from .frontend.resolve import Resolved, resolve
 from .transforms.reverse import reverse
 from .transforms.record import record
+from .frontend.trees import written_into
 from .frontend.trying import helper_trees
 from .frontend.varargs import specialise_locals
 
@@ -99,6 +103,7 @@ def transform(func, wrt: list[str], mode: str = "reverse", memory_limit: int | N
     resolved, norm, tree, *more = _one(func, wrt, mode, memory_limit=memory_limit)
     trees, done, todo = [tree, *more], [], list(resolved.recursive)
     trees += helper_trees(resolved)  # try statements, run as written
+    trees += resolved.outlined  # functions called through their own gradient (calls.py)
     if mode == "vjp":  # vjp needs the value before any cotangent is known
         trees.append(value_function(norm, f"{resolved.tree.name}__value"))
     while todo:
@@ -117,9 +122,40 @@ def transform(func, wrt: list[str], mode: str = "reverse", memory_limit: int | N
                 f"{'it' if len(inner.data_globals) == 1 else 'them'} as arguments instead",
                 inner.parsed.loc(inner.tree))
         trees += [inner_tree, *inner_more] + [t for t in helper_trees(inner) if t not in trees]
+        trees += inner.outlined
         todo += inner.recursive
         resolved.sources += [inner.parsed.text] + inner.sources
+    named = {}
+    trees = [named.setdefault(t.name, t) for t in trees if t.name not in named]
     return resolved, norm, emit(trees, resolved.parsed, f"{what} wrt {', '.join(wrt)}")
+
+
+def _outline(root: Resolved, func) -> bool:
+    """Add `func`'s own gradient `f__vjp(args, cotangent)` and primal `f__value(args)` to
+    `root.outlined`, for calling it from many places (calls.py, OUTLINE_SITES); False where
+    a call cannot go through them: `func` changes a parameter (a write into an array the
+    caller passed would happen twice), reads data from outside, is recursive or cannot be
+    differentiated on its own (it returns a tuple: every call is inlined instead)."""
+    params = list(inspect.signature(func).parameters)
+    try:
+        body = parse(func).tree.body
+        changed = {n.id for stmt in body for n in gast.walk(stmt) if isinstance(n, gast.Name)
+                   and not isinstance(n.ctx, gast.Load)} | written_into(body)
+        if changed & set(params):
+            return False
+        inner, norm, tree, *more = _one(func, params, "vjp", f"{func.__name__}__vjp")
+    except SrcgradError:
+        return False
+    if inner.data_globals or inner.recursive or any(
+            getattr(root, key).get(n, obj) is not obj
+            for key in ("namespace", "callees") for n, obj in getattr(inner, key).items()):
+        return False
+    for key in ("namespace", "callees"):  # what f__vjp's code names (a rule, a module alias)
+        getattr(root, key).update(getattr(inner, key))
+    root.outlined += [tree, value_function(norm, f"{func.__name__}__value"), *more,
+                      *helper_trees(inner), *inner.outlined]
+    root.sources += [inner.parsed.text] + inner.sources
+    return True
 
 
 def value_function(norm, called: str) -> gast.FunctionDef:
@@ -131,8 +167,9 @@ def _one(func, wrt: list[str], mode: str, name: str | None = None, memory_limit=
          pair: bool = False):
     """`pair`: func is generated forward code's `f__jvp_all` (calls.is_jvp_pair), returning
     (value, tangent); its gradient is the tangent's, returned beside the pair."""
-    resolved = link(desugar(mark_checkpoints(resolve(check(specialise_locals(parse(func)))),
-                                             memory_limit)))
+    resolved = desugar(mark_checkpoints(resolve(check(specialise_locals(parse(func)))),
+                                        memory_limit))
+    link(resolved, None if mode == "forward" else functools.partial(_outline, resolved))
     if pair:
         _tangent_result(resolved.tree)
     norm = normalize(resolved, "forward" if mode == "forward" else "reverse")

@@ -15,6 +15,8 @@ place.
   parameter to a new array first on every path (`u = u.copy()`), else the call
   is refused; a callee that only reads an array the caller writes into later
   reads a copy.
+- A call of a function called from many places (calls.py, OUTLINE_SITES) becomes
+  `f__value(args)`, whose backward step calls `f__vjp(args, cotangent)`.
 - A recursive call becomes `f__grad_all(args)` (forward mode keeps `f(args)`),
   its value linked to each argument by its partial derivative; a recursive call of
   generated forward code (`f__jvp_all`, second order) gives its pair, each part linked.
@@ -27,7 +29,7 @@ import re
 import gast
 
 from ..syntax import dotted_name, name as _name
-from .calls import Recursive, grad_all_name, is_jvp_pair, rename_closures
+from .calls import Outlined, Recursive, grad_all_name, is_jvp_pair, rename_closures
 from .trees import VIEWS, item, nested_stores, snapshot_of, written_into
 
 _TEMP = re.compile(r"^_t\d+$")
@@ -41,6 +43,9 @@ class Inliner:
         values = self.arguments(call, callee)
         if isinstance(callee, Recursive):
             return self.call_recursive(callee, values)
+        if isinstance(callee, Outlined):  # its own f__value; its backward step calls f__vjp
+            return self._store(gast.Call(func=_name(f"{callee.name}__value"), args=values,
+                                         keywords=[]), None)
         k = self.copies[callee.name] = self.copies.get(callee.name, 0) + 1
         written = written_into(callee.body)  # the callee's own names
         shared = self.shared_parameters(callee, values, written)

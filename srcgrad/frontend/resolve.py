@@ -61,6 +61,7 @@ class Resolved:
     global_sources: dict[str, tuple] = field(default_factory=dict)
     recursive: list = field(default_factory=list)  # functions called recursively (calls.py)
     sources: list[str] = field(default_factory=list)  # callee sources the result depends on
+    outlined: list = field(default_factory=list)  # `f__vjp`, `f__value` trees (calls.py)
 
     def read_globals(self) -> list:
         """Current values of `data_globals`, as the user's functions would see them now."""

@@ -1,4 +1,5 @@
-"""Rules for calls into user code (see calls.py): `stop_gradient`, and a recursive call's link."""
+"""Rules for calls into user code (see calls.py): `stop_gradient`, a recursive call's link, and
+the stand-in of a function called through its own gradient (`f__value`)."""
 from ..runtime import linked, stop_gradient
 from .registry import REGISTRY, Rule, defnondiff, defrule
 
@@ -27,4 +28,17 @@ def generated(name: str) -> Generated:
     """A `Generated` stand-in, registered as carrying no gradient."""
     stand_in = Generated(name)
     REGISTRY[stand_in] = Rule(name, None, None)
+    return stand_in
+
+
+def outlined_vjp(g, ans, *args):
+    # Never inlined: contributions.py emits the call of the callee's own `f__vjp` instead.
+    raise AssertionError("an outlined call's cotangents come from its f__vjp")
+
+
+def outlined_value(name: str) -> Generated:
+    """The stand-in for `f__value`, the primal of a function called through its own gradient
+    (calls.py, OUTLINE_SITES); its result is differentiable, through `f__vjp`."""
+    stand_in = Generated(f"{name}__value")
+    REGISTRY[stand_in] = Rule(stand_in.__name__, None, outlined_vjp)
     return stand_in

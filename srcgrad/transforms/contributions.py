@@ -9,6 +9,8 @@ of the names it reads.
 - Any other operation inlines its rule's template (templates.py) and adds each
   cotangent to its argument's adjoint; the elements of a display a joining call
   takes get item k each; a custom rule's cotangent is shape-checked at run time.
+- A call of a function's own primal `f__value` (calls.py, OUTLINE_SITES) adds the
+  cotangents its `f__vjp(args, g)` returns.
 - A missing rule, or a rule that does not accept the call, is a
   `MissingRuleError` naming the user's line.
 """
@@ -21,6 +23,7 @@ import gast
 from ..analysis.activity import (differentiable, is_append, operation_rule, plain_index,
                                  rule_arguments)
 from ..errors import MissingRuleError, SrcgradError
+from ..rules.calls import outlined_vjp
 from ..rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
 from ..syntax import assign, call, const, name
 from .missing import missing_rules
@@ -84,6 +87,8 @@ class Contributions:
             raise missing_rules(self.norm, self.active, stmt)
         if hasattr(rule.vjp, "srcgrad_no_reverse"):  # srcgrad.defjvp alone: no reverse rule
             raise MissingRuleError(rule.vjp.srcgrad_no_reverse, self.parsed.loc(stmt))
+        if rule.vjp is outlined_vjp:
+            return self.through_vjp(rule.name, args, g)
         try:
             stmts, cotangents = instantiate(rule, g, name(target), args, keywords, self.fresh,
                                             self.norm.resolved.namespace)
@@ -109,6 +114,23 @@ class Contributions:
                     cotangent = call("check_cotangent", cotangent, name(arg.id), const(message))
                 out.append(self.accumulate(arg.id, cotangent))
         return out
+
+    def through_vjp(self, value_name: str, args, g) -> list:
+        """`f__value(args)`'s backward step: `f__vjp(args, g)` returns (value, cotangent of
+        each parameter), the same function's gradient for every call (calls.py). It gets a
+        copy of `g` (its backward sweep writes into its seed, and may return it as a
+        parameter's cotangent), so no adjoint of the caller's is changed or shared."""
+        active = [(k, a.id) for k, a in enumerate(args)
+                  if isinstance(a, gast.Name) and a.id in self.active]
+        if not active:
+            return []
+        both, parts = self.fresh(), self.fresh()
+        vjp = value_name[:-len("__value")] + "__vjp"
+        out = [assign(both, call(vjp, *args, call("snapshot", g))),  # f__vjp writes into it
+               assign(parts, gast.Subscript(value=name(both), slice=const(1), ctx=gast.Load()))]
+        return out + [self.accumulate(var, gast.Subscript(value=name(parts), slice=const(k),
+                                                          ctx=gast.Load()))
+                      for k, var in active]
 
     def distribute(self, display, cotangent) -> list:
         """Item k of a sequence's cotangent to element k of its display (nested: item [i][j])."""

@@ -75,6 +75,9 @@ def worker_main():
     proto = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything printed by the code under test goes to the log, not the protocol
     from .oracle import run
+    if os.environ.get("FUZZ_OUTLINE_SITES"):  # --outline-sites: call helpers through f__vjp
+        import srcgrad.frontend.calls
+        srcgrad.frontend.calls.OUTLINE_SITES = int(os.environ["FUZZ_OUTLINE_SITES"])
     for line in sys.stdin:
         job = json.loads(line)
         try:
@@ -148,6 +151,8 @@ def campaign(args):
     os.makedirs(args.out, exist_ok=True)
     env = dict(os.environ, SRCGRAD_CACHE_DIR=tempfile.mkdtemp(prefix="srcgrad-fuzz-cache-"),
                PYTHONPATH=os.pathsep.join([os.getcwd()] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    if args.outline_sites is not None:
+        env["FUZZ_OUTLINE_SITES"] = str(args.outline_sites)
     ks = [args.only] if args.only is not None else list(range(args.start, args.start + args.programs))
     jobs = iter(ks)
     lock = threading.Lock()
@@ -254,6 +259,9 @@ def main(argv=None):
     p.add_argument("--progress", type=int, default=100)
     p.add_argument("--checkpoint", action="store_true",
                    help="mark the top-level loops srcgrad.checkpointed (tests/fuzz/checkpointed.py)")
+    p.add_argument("--outline-sites", type=int, default=None,
+                   help="call a helper through its own f__vjp from this many call sites on "
+                        "(srcgrad.frontend.calls.OUTLINE_SITES; 1: every helper that can be)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
