@@ -23,7 +23,8 @@ srcgrad before.
 
 Cases: the suite's problems and `calls-K`, a loop whose body calls one small
 helper K times (compile time against the number of call sites; each call is
-inlined). `--against DIR` measures another srcgrad checkout (for example
+inlined below frontend/calls.py's OUTLINE_SITES, else the helper's own `f__vjp` serves
+every call). `--against DIR` measures another srcgrad checkout (for example
 `git archive <commit> | tar -x -C DIR`) in the same rounds, interleaved, so
 before/after ratios come from one session (a side without a `used` measurement is
 compared by its `empty` one: before the helper cache nothing of another function's

@@ -159,7 +159,7 @@ def campaign(args):
     counts, by_jit = collections.Counter(), collections.Counter()
     clear, crashes, fallbacks, failures = collections.Counter(), collections.Counter(), collections.Counter(), []
     examples, serial, fallback_files = {}, collections.Counter(), {}
-    forms = collections.Counter()  # compiled forms: ran, or why not
+    forms = collections.Counter()  # compiled forms: ran, or why not; outlined calls
     start = time.time()
     log = open(os.path.join(args.out, "workers.log"), "w")
 
@@ -188,7 +188,7 @@ def campaign(args):
                 if r["outcome"] == "crash":
                     crashes[key] += 1
                 for note in r["notes"]:
-                    if note.startswith("form:"):
+                    if note.startswith(("form:", "outlined:")):
                         forms[normalize(note)[:120]] += 1
                     if note.startswith("fallback"):
                         fallbacks[normalize(note)] += 1
@@ -232,7 +232,7 @@ def print_summary(s):
     print("by jit:", json.dumps(s["jit"]))
     for title, key in (("clear errors", "clear_errors"), ("crashes", "crashes"),
                        ("numba fallbacks (jit=True)", "numba_fallbacks"),
-                       ("compiled forms (jit=True)", "compiled_forms")):
+                       ("compiled forms (jit=True); outlined calls (all programs)", "compiled_forms")):
         if s.get(key):
             print(f"{title}:")
             for m, c in s[key].items():

@@ -240,6 +240,8 @@ def _run(module, source, fname, args, wrt, jit):
         notes += [f"fallback: {str(w.message).strip().splitlines()[0]}" for w in caught
                   if issubclass(w.category, SrcgradWarning)]
         notes.append(f"backend: {vg.backend}")
+        if "__vjp(" in (vg.source or ""):  # a helper called through its own f__vjp (calls.py)
+            notes.append("outlined: yes")
         form = getattr(vg._last.compiled, "form", None) if vg._last is not None else None
         if form is not None:  # the compiled form (backend/fused.py): ran, or why not
             notes.append("form: ran" if form.state == "on" else f"form: not run ({form.why_off})")
