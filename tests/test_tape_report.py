@@ -83,9 +83,9 @@ def test_a_while_loop_counts_the_iterations_it_takes():
         y, steps = 0.5 * (y + x / y), steps + 1
     report = srcgrad.grad(newton, jit=False).tape_report(x, 1e-12)
     by_value = {s.value: s for s in report.sites}
-    assert set(by_value) == {"x / y", "y"} and report.loops[0].iterations == steps
-    assert by_value["x / y"].count == by_value["y"].count == steps
-    assert by_value["x / y"].total == steps * x.nbytes
+    # x / y is computed again from the recorded y (recompute.py), not recorded
+    assert set(by_value) == {"y"} and report.loops[0].iterations == steps
+    assert by_value["y"].count == steps
     assert by_value["y"].total == (steps - 1) * x.nbytes  # the first y is x: held already
 
 

@@ -85,26 +85,24 @@ def _cheap_temporaries(forward: list, inputs) -> dict:
     user's own undo steps). So the operands must not change from `t`'s
     assignment up to and including that user. A recomputed temporary `u`
     that reads `t` moves a use of `t` to `u`'s last user, so last uses are
-    taken through chains of recomputations (a fixed point: dropping `u`
-    shortens `t`'s uses, never lengthens them).
+    taken through chains of recomputations. Such a `u` comes later in `t`'s
+    block, so each block is decided from its last candidate to its first,
+    each `t` against the later ones already kept: the largest set for which
+    the rule holds (dropping every candidate that fails at once would also drop
+    an earlier one that failed only through it: `_t2 = -k * y` of
+    `y = y + dt * (-k * y * y + np.sin(y))` was taped for that).
     """
     candidates = _candidates(forward, inputs)
-    cheap = set(candidates)
-    while True:
-        def last_use(t, seen=()):
-            block, _, _, last = candidates[t]
-            for u in cheap - {t} - set(seen):
-                ublock, _, uvalue, _ = candidates[u]
-                if ublock is block and mentions(uvalue, t):
-                    last = max(last, last_use(u, seen + (t,)))
-            return last
-        bad = {t for t in cheap if any(
-            changes(candidates[t][0][j], {n.id for n in gast.walk(candidates[t][2])
-                                           if isinstance(n, gast.Name)})
-            for j in range(candidates[t][1] + 1, last_use(t) + 1))}
-        if not bad:
-            return {t: candidates[t][2] for t in cheap}
-        cheap -= bad
+    cheap, last_use = {}, {}
+    for t in sorted(candidates, key=lambda t: -candidates[t][1]):
+        block, k, value, last = candidates[t]
+        for u in last_use:  # kept, later in the block: its uses are t's uses
+            if candidates[u][0] is block and mentions(candidates[u][2], t):
+                last = max(last, last_use[u])
+        operands = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+        if not any(changes(block[j], operands) for j in range(k + 1, last + 1)):
+            cheap[t], last_use[t] = value, last
+    return cheap
 
 
 def _is_cheap(value, written_into) -> bool:
