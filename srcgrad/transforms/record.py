@@ -26,7 +26,8 @@ become recordings in the forward sweep:
   iteration of such a chain of `for` loops goes into an array
   made at the first iteration (its type is known only then) and indexed by
   iteration: `record_at(_tape_t, i, t)` (which checks the shape stays the
-  same); backward `t = restore_at(_tape_t, i, t)`. The array tape copies, so
+  same); backward `t = restore_at(_tape_t, i, t)`, or `t = _tape_t[i]` at the start
+  of the backward iteration where that is the same (`_load_at_start`). The array tape copies, so
   an array written into after its assignment (`lap = np.zeros(n)`, then
   `lap[1:] = ...`) is recorded after the last statement of the block that
   writes into it before it is bound again: the backward sweep restores that
@@ -256,8 +257,40 @@ def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[
         for undo in restores:
             if written(undo) == var and isinstance(undo.targets[0], gast.Name):
                 undo.value = call("restore_at", name(tape), copy.deepcopy(index), name(var))
+                _load_at_start(rev.backward, undo, var, tape, index)
         handled.add(var)
     return handled
+
+
+def _load_at_start(backward: list, undo, var: str, tape: str, index) -> None:
+    """`var = _tape_var[index]` at the start of the backward iteration instead of
+    `var = restore_at(_tape_var, index, var)` at the undo (no branch on the index, no
+    value carried from one backward iteration to the next).
+
+    At the start of backward iteration i, `var` holds iteration i's value under both:
+    the undo of iteration i + 1 took it from the tape, and before the first one it is
+    the forward sweep's last value, which the tape holds too. So the load is the same
+    value where the undo was the only binding of `var` in the loop's body, nothing in
+    the body after the undo mentions `var` (it would read iteration i - 1's value), and
+    nothing in the body binds the index's names. After the loop both leave iteration
+    0's value (restore_at keeps `var` at index 0)."""
+    body = next((b for stmt in (s for b in blocks(backward) for s in b)
+                 if isinstance(stmt, gast.For) for b in [stmt.body] if undo in b), None)
+    if body is None:
+        return
+    stored = {n.id for s in body for n in gast.walk(s)
+              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} - {var}
+    binds = sum(1 for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Store) and n.id == var)
+    at = next(k for k, s in enumerate(body) if s is undo)
+    if binds != 1 or any(isinstance(n, gast.Name) and n.id == var
+                         for s in body[at + 1:] for n in gast.walk(s)) or any(
+            isinstance(n, gast.Name) and n.id in stored for n in gast.walk(index)):
+        return
+    del body[at]
+    load = assign(var, gast.Subscript(value=name(tape), slice=copy.deepcopy(index),
+                                      ctx=gast.Load()))
+    body.insert(0, gast.copy_location(load, undo))
 
 
 def _at_first(index, stmt):
