@@ -130,13 +130,19 @@ def transform(func, wrt: list[str], mode: str = "reverse", memory_limit: int | N
     return resolved, norm, emit(trees, resolved.parsed, f"{what} wrt {', '.join(wrt)}")
 
 
+_OUTLINING: list = []  # functions whose f__vjp is being built (pipeline._outline)
+
+
 def _outline(root: Resolved, func) -> bool:
     """Add `func`'s own gradient `f__vjp(args, cotangent)` and primal `f__value(args)` to
     `root.outlined`, for calling it from many places (calls.py, OUTLINE_SITES); False where
     a call cannot go through them: `func` changes a parameter (a write into an array the
     caller passed would happen twice), reads data from outside, is recursive or cannot be
     differentiated on its own (it returns a tuple: every call is inlined instead)."""
+    if func in _OUTLINING:  # mutual recursion: f's vjp would need g's, which needs f's
+        return False
     params = list(inspect.signature(func).parameters)
+    _OUTLINING.append(func)
     try:
         body = parse(func).tree.body
         changed = {n.id for stmt in body for n in gast.walk(stmt) if isinstance(n, gast.Name)
@@ -146,6 +152,8 @@ def _outline(root: Resolved, func) -> bool:
         inner, norm, tree, *more = _one(func, params, "vjp", f"{func.__name__}__vjp")
     except SrcgradError:
         return False
+    finally:
+        _OUTLINING.remove(func)
     if inner.data_globals or inner.recursive or any(
             getattr(root, key).get(n, obj) is not obj
             for key in ("namespace", "callees") for n, obj in getattr(inner, key).items()):

@@ -104,6 +104,24 @@ def run_glob(v):
             + glob(v) + glob(v))
 
 
+def ping(x, n):  # ping and pong call each other 8 times: recursion, not outlining
+    if n <= 0:
+        return x
+    return (pong(x, n - 1) + pong(x, n - 1) + pong(x, n - 2) + pong(x, n - 1)
+            + pong(x, n - 1) + pong(x, n - 1) + pong(x, n - 1) + pong(x, n - 1))
+
+
+def pong(x, n):
+    if n <= 0:
+        return np.sin(x)
+    return 0.1 * (ping(x, n - 1) + ping(x, n - 1) + ping(x, n - 1) + ping(x, n - 1)
+                  + ping(x, n - 1) + ping(x, n - 1) + ping(x, n - 1) + ping(x, n - 1))
+
+
+def run_mutual(x):
+    return ping(x, 2)
+
+
 @pytest.fixture(scope="module")
 def grads():
     x = np.linspace(0.1, 1.0, 6)
@@ -161,3 +179,8 @@ def test_forward_mode_and_vjp_still_work(grads):
     np.testing.assert_allclose(tangent, fd.sum(), rtol=1e-6)
     value, vjp_fn = srcgrad.vjp(run, x, 0.3, 3, jit=False)
     np.testing.assert_allclose(vjp_fn(2.0)[0], 2.0 * fd, rtol=1e-6)
+
+
+def test_mutual_recursion_many_calls():
+    g = srcgrad.grad(run_mutual, jit=False)
+    np.testing.assert_allclose(g(0.3), numerical_grad(run_mutual, (0.3,), 0), rtol=1e-6)
