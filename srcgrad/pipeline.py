@@ -54,6 +54,7 @@ from .transforms.reverse import reverse
 from .transforms.record import record
 from .frontend.trees import written_into
 from .frontend.trying import helper_trees
+from .rules.calls import same_callee
 from .frontend.varargs import specialise_locals
 
 
@@ -125,7 +126,7 @@ def transform(func, wrt: list[str], mode: str = "reverse", memory_limit: int | N
         trees += inner.outlined
         todo += inner.recursive
         resolved.sources += [inner.parsed.text] + inner.sources
-    named = {}
+    named = {}  # an outlined function's trees come once per caller that built them
     trees = [named.setdefault(t.name, t) for t in trees if t.name not in named]
     return resolved, norm, emit(trees, resolved.parsed, f"{what} wrt {', '.join(wrt)}")
 
@@ -155,11 +156,12 @@ def _outline(root: Resolved, func) -> bool:
     finally:
         _OUTLINING.remove(func)
     if inner.data_globals or inner.recursive or any(
-            getattr(root, key).get(n, obj) is not obj
+            not same_callee(getattr(root, key).get(n, obj), obj)
             for key in ("namespace", "callees") for n, obj in getattr(inner, key).items()):
-        return False
+        return False  # (a name meaning something else in the caller's module)
     for key in ("namespace", "callees"):  # what f__vjp's code names (a rule, a module alias)
-        getattr(root, key).update(getattr(inner, key))
+        for n, obj in getattr(inner, key).items():
+            getattr(root, key).setdefault(n, obj)
     root.outlined += [tree, value_function(norm, f"{func.__name__}__value"), *more,
                       *helper_trees(inner), *inner.outlined]
     root.sources += [inner.parsed.text] + inner.sources

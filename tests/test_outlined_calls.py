@@ -122,6 +122,38 @@ def run_mutual(x):
     return ping(x, 2)
 
 
+def twin_a(v):
+    return v * v + 1.0
+
+
+def twin_b(v):
+    return np.sin(v) * 3.0
+
+
+twin_a.__name__ = twin_b.__name__ = "twin"  # two modules' `helper`s, as it were
+
+
+def run_twins(a):
+    s = twin_a(a) + twin_a(2.0 * a) + twin_a(a) + twin_a(a * a) + twin_a(a) + twin_a(a)
+    t = twin_b(a) + twin_b(2.0 * a) + twin_b(a) + twin_b(a * a) + twin_b(a) + twin_b(a)
+    return s * t + twin_a(0.5) + twin_a(a) + twin_b(0.5) + twin_b(a)
+
+
+def inner(x):  # outlined in run_nested and inside outer's own gradient
+    return np.sin(x) * x
+
+
+def outer(x):
+    return inner(x) + inner(2.0 * x) + inner(x) + inner(x * x) + inner(x) + inner(x) \
+        + inner(x) + inner(0.5 * x)
+
+
+def run_nested(x):
+    return (outer(x) * inner(x) + outer(2.0 * x) + outer(x) + outer(x) + outer(x)
+            + outer(x * x) + outer(x) + outer(0.5) + inner(x) + inner(x) + inner(x)
+            + inner(x) + inner(x) + inner(x) + inner(x))
+
+
 @pytest.fixture(scope="module")
 def grads():
     x = np.linspace(0.1, 1.0, 6)
@@ -184,3 +216,15 @@ def test_forward_mode_and_vjp_still_work(grads):
 def test_mutual_recursion_many_calls():
     g = srcgrad.grad(run_mutual, jit=False)
     np.testing.assert_allclose(g(0.3), numerical_grad(run_mutual, (0.3,), 0), rtol=1e-6)
+
+
+def test_two_functions_of_one_name():
+    g = srcgrad.grad(run_twins, jit=False)
+    assert g.source.count("def twin__vjp(") == 1  # the other one is inlined
+    np.testing.assert_allclose(g(0.3), numerical_grad(run_twins, (0.3,), 0), rtol=1e-6)
+
+
+def test_a_callee_outlined_by_its_caller_and_inside_another_callee():
+    g = srcgrad.grad(run_nested, jit=False)
+    assert g.source.count("def inner__vjp(") == 1 and "def outer__vjp(" in g.source
+    np.testing.assert_allclose(g(0.3), numerical_grad(run_nested, (0.3,), 0), rtol=1e-6)

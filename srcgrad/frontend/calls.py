@@ -192,13 +192,15 @@ class _Linker:
         a call is inlined)."""
         key = ("outlined", id(func))
         if key not in self.done:
+            taken = self.root.callees.get(f"{func.__name__}__value")
             ok = (self.outline is not None and not _call_shape(func, call)
-                  and func.__closure__ is None and self.outline(func))
+                  and func.__closure__ is None
+                  and (taken is None or getattr(taken, "function", None) is func)
+                  and self.outline(func))  # (another function of the same name: inlined)
             self.done[key] = Outlined(func.__name__, list(inspect.signature(func).parameters),
                                       _signature_defaults(func, owner, call)) if ok else None
             if ok:
-                self.root.callees.setdefault(f"{func.__name__}__value",
-                                             outlined_value(func.__name__))
+                self.root.callees.setdefault(f"{func.__name__}__value", outlined_value(func))
         return self.done[key] is not None and all(
             _plain_argument(a) for a in call.args + [k.value for k in call.keywords])
 

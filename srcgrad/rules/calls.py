@@ -36,9 +36,18 @@ def outlined_vjp(g, ans, *args):
     raise AssertionError("an outlined call's cotangents come from its f__vjp")
 
 
-def outlined_value(name: str) -> Generated:
+def outlined_value(func) -> Generated:
     """The stand-in for `f__value`, the primal of a function called through its own gradient
-    (calls.py, OUTLINE_SITES); its result is differentiable, through `f__vjp`."""
-    stand_in = Generated(f"{name}__value")
+    (calls.py, OUTLINE_SITES); its result is differentiable, through `f__vjp`. It knows
+    `func`: two functions of one name cannot share it."""
+    stand_in = Generated(f"{func.__name__}__value")
+    stand_in.function = func
     REGISTRY[stand_in] = Rule(stand_in.__name__, None, outlined_vjp)
     return stand_in
+
+
+def same_callee(a, b) -> bool:
+    """Whether two objects a generated module may name alike are the same: identical, or
+    stand-ins of the same outlined function (each transformation makes its own)."""
+    return a is b or getattr(a, "function", None) is not None and \
+        getattr(a, "function", None) is getattr(b, "function", None)
