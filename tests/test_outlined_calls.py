@@ -122,6 +122,18 @@ def run_mutual(x):
     return ping(x, 2)
 
 
+def pick(v, mode):  # a string parameter: its "cotangent" is 0.0, as zeros_like gives
+    if mode == "sin":
+        return np.sin(v)
+    return v * v
+
+
+def run_modes(a):
+    m = "sin"
+    return (pick(a, m) + pick(2.0 * a, m) + pick(a, m) + pick(a * a, "square") + pick(a, m)
+            + pick(a, m) + pick(a, m) + pick(0.5, m))
+
+
 def twin_a(v):
     return v * v + 1.0
 
@@ -228,3 +240,10 @@ def test_a_callee_outlined_by_its_caller_and_inside_another_callee():
     g = srcgrad.grad(run_nested, jit=False)
     assert g.source.count("def inner__vjp(") == 1 and "def outer__vjp(" in g.source
     np.testing.assert_allclose(g(0.3), numerical_grad(run_nested, (0.3,), 0), rtol=1e-6)
+
+
+def test_a_string_parameter_compiles():
+    g = srcgrad.grad(run_modes)
+    assert "def pick__vjp(" in g.source
+    np.testing.assert_allclose(g(0.3), numerical_grad(run_modes, (0.3,), 0), rtol=1e-6)
+    assert g.backend == "numba"

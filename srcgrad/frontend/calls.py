@@ -18,7 +18,9 @@ Guarantees to normalize, for every call into user code (a call node that
 resolve marked with `callee`):
 - `call.callee` is a `Callee`: the callee's checked, resolved and desugared
   body (one `return`, last), its parameters, their defaults, and the names to
-  rename in each inlined copy; or a `Recursive` naming `f__grad_all`.
+  rename in each inlined copy; or a `Recursive` naming `f__grad_all`; or an
+  `Outlined` (reverse mode, a function called from OUTLINE_SITES places or more)
+  naming `f__value` and `f__vjp`, which pipeline._outline built.
 - Data the callee reads from its module or closure becomes an input of the
   function being transformed (`Resolved.data_globals`, `global_sources`).
 - The callee's lines are shifted into the caller's `Parsed` (NOTE [inlined

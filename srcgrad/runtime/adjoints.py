@@ -32,8 +32,8 @@ def zeros_like(x):
 
 @overload(zeros_like)
 def _zeros_like(x):
-    if _is_number(x):
-        return lambda x: 0.0
+    if _is_number(x) or isinstance(x, (types.UnicodeType, types.StringLiteral, types.NoneType)):
+        return lambda x: 0.0  # a string or None has ndim 0: 0.0, as in Python
     if isinstance(x, types.List):
         return lambda x: [zeros_like(e) for e in x]
     return lambda x: np.zeros(x.shape)
