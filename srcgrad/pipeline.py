@@ -52,7 +52,7 @@ from .frontend.parse import generated_lines, parse
 from .frontend.resolve import Resolved, resolve
 from .transforms.reverse import reverse
 from .transforms.record import record
-from .frontend.trees import written_into
+from .frontend.trees import assigned, written_into
 from .frontend.trying import helper_trees
 from .rules.calls import same_callee
 from .frontend.varargs import specialise_locals
@@ -146,9 +146,7 @@ def _outline(root: Resolved, func) -> bool:
     _OUTLINING.append(func)
     try:
         body = parse(func).tree.body
-        changed = {n.id for stmt in body for n in gast.walk(stmt) if isinstance(n, gast.Name)
-                   and not isinstance(n.ctx, gast.Load)} | written_into(body)
-        if changed & set(params):
+        if (assigned(body) | written_into(body)) & set(params):
             return False
         inner, norm, tree, *more = _one(func, params, "vjp", f"{func.__name__}__vjp")
     except SrcgradError:

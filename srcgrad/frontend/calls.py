@@ -197,8 +197,8 @@ class _Linker:
             taken = self.root.callees.get(f"{func.__name__}__value")
             ok = (self.outline is not None and not _call_shape(func, call)
                   and func.__closure__ is None
-                  and (taken is None or getattr(taken, "function", None) is func)
-                  and self.outline(func))  # (another function of the same name: inlined)
+                  and (getattr(taken, "function", None) is func  # built inside another's f__vjp
+                       or taken is None and self.outline(func)))  # (one of the same name: inlined)
             self.done[key] = Outlined(func.__name__, list(inspect.signature(func).parameters),
                                       _signature_defaults(func, owner, call)) if ok else None
             if ok:

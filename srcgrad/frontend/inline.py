@@ -30,7 +30,7 @@ import gast
 
 from ..syntax import dotted_name, name as _name
 from .calls import Outlined, Recursive, grad_all_name, is_jvp_pair, rename_closures
-from .trees import VIEWS, item, nested_stores, snapshot_of, written_into
+from .trees import VIEWS, assigned, item, nested_stores, snapshot_of, written_into
 
 _TEMP = re.compile(r"^_t\d+$")
 
@@ -68,9 +68,9 @@ class Inliner:
         self.unversioned |= {rename.get(n, n) for n in callee.closure_writes}  # `nonlocal`
         self.mutated |= body_written
         where = self.where
-        assigned = _assigned(callee.body)
+        bound = assigned(callee.body)
         for param, value in zip(callee.params, values):
-            if param in shared or (param not in assigned | written
+            if param in shared or (param not in bound | written
                                    and self.bound_to_read(rename[param], value)):
                 continue
             self.bind_parameter(call, param, rename[param], value, param in written)
@@ -95,10 +95,10 @@ class Inliner:
         This keeps loop-invariant arguments (`f(x, y)` with x a parameter) off
         the tape and lets the copy's adjoint accumulate into the caller's.
         """
-        assigned = _assigned(callee.body)
+        bound = assigned(callee.body)
         return {param: value.id for param, value in zip(callee.params, values)
                 if isinstance(value, gast.Name) and not value.id.startswith("_")
-                and param not in assigned and param not in written
+                and param not in bound and param not in written
                 and value.id not in self.mutated and value.id not in self.lists}
 
     def bound_to_read(self, param: str, value) -> bool:
@@ -224,11 +224,6 @@ class Inliner:
                 if k >= half and isinstance(values[k - half], gast.Name):
                     value = self.linked(value, item(partials, k), values[k - half])
         return gast.Tuple(elts=[value, tangent], ctx=gast.Load())
-
-
-def _assigned(body) -> set[str]:
-    return {n.id for stmt in body for n in gast.walk(stmt)
-            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
 
 
 def _rebound_before_written(body, name: str) -> bool:

@@ -46,6 +46,12 @@ def reads(node) -> set[str]:
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
+def assigned(body) -> set[str]:
+    """Names bound (or deleted) anywhere in `body`: any context but Load."""
+    return {n.id for stmt in body for n in gast.walk(stmt)
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+
+
 def stores_in(stmt) -> set[str]:
     return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store)}
