@@ -127,3 +127,46 @@ def test_numba_settings_and_overload_options_are_restored_after_compiling():
     assert numba.config.CACHE_DIR == before
     assert {t: t._jit_options for t in options} == options
     assert helper_cache.folder(srcgrad.config.cache_dir()).is_dir()
+
+
+def _lane(kind):  # as runtime/reductions.py makes one loop per reduction
+    def total(v):
+        return v * 2 if kind == "double" else v
+    return total
+
+
+def test_closures_of_one_factory_get_names_by_their_code_and_cells():
+    """numba names compiled code after the qualified name and a counter private to the
+    process, and a cached library carries its callees' code under those names: without
+    content in the name, np.sum's and np.min's closures compiled by two processes under
+    one number were one symbol (found by two fuzz workers sharing a cache directory)."""
+    double, same, plain = _lane("double"), _lane("double"), _lane("plain")
+    named = [helper_cache.named_by_content(f) for f in (double, same, plain)]
+    assert named[0].__qualname__ == named[1].__qualname__ != named[2].__qualname__
+    assert named[0].__qualname__.startswith("_lane.<locals>.total__")
+    assert double.__qualname__ == "_lane.<locals>.total"  # the function itself is untouched
+    assert named[0](3.0) == double(3.0) == 6.0 and named[2](3.0) == 3.0
+
+
+def test_a_save_never_reuses_a_data_file_another_save_may_have_written(tmp_path):
+    """numba numbers a new entry's data file by the index it read; two processes saving at
+    once took one number for two signatures. Each save now writes its own file first."""
+    from numba.core.caching import IndexDataCacheFile
+    from srcgrad.backend import shared_cache
+
+    class Cache:  # what shared() reads of a dispatcher
+        pass
+
+    files = []
+    for _ in range(2):  # two processes' views of one function's cache, made before saving
+        cache = Cache()
+        cache._cache_file = IndexDataCacheFile(str(tmp_path), "f-1.py311", ("stamp", 1))
+        holder = Cache()
+        holder._cache = cache
+        shared_cache.shared(holder)
+        files.append(cache._cache_file)
+    files[0].save("sig-a", ("code", "a"))
+    files[1].save("sig-b", ("code", "b"))
+    files[0].save("sig-a", ("code", "a2"))  # saved again: the old file goes
+    assert files[1].load("sig-a") == ("code", "a2") and files[0].load("sig-b") == ("code", "b")
+    assert len(list(tmp_path.glob("*.nbc"))) == 2

@@ -39,6 +39,7 @@ from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
 from ..errors import Location, SrcgradError, SrcgradWarning, outside
 from . import fused, helper_cache
+from .shared_cache import shared
 from .numba_reasons import construct
 from .reals import ComplexWarning, complex_type, first_complex_line, has_complex
 
@@ -251,6 +252,7 @@ def _quiet(dispatcher, cache_dir, after=None):
     """`dispatcher`, compiling with NumbaPerformanceWarnings silenced (calls pay nothing) and
     the runtime helpers' compiled code cached in `cache_dir` (helper_cache.py); `after()`
     once it compiled."""
+    shared(dispatcher)  # concurrent processes' saves never mix (shared_cache.py)
     compile_for_args = dispatcher._compile_for_args
 
     def quiet_compile(*args, **kws):

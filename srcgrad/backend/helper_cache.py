@@ -33,14 +33,19 @@ import functools
 import hashlib
 import sys
 import threading
+import types
+import uuid
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
 import numba
 import numpy as np
+from numba.core import serialize
 from numba.core.caching import NullCache
 from numba.core.errors import NumbaWarning
+
+from .shared_cache import shared
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _LOCK = threading.RLock()
@@ -137,17 +142,55 @@ def _caching(get_jit_decorator):
             decorate = jitter(**options)
 
             def make(pyfunc):
-                dispatcher = decorate(pyfunc)
+                dispatcher = decorate(named_by_content(pyfunc))
                 if isinstance(getattr(dispatcher, "_cache", None), NullCache):
                     try:
                         dispatcher.enable_caching()
                     except Exception:  # no source file, or numba cannot cache it
                         return dispatcher
                     dispatcher._cache = _Guarded(dispatcher._cache)
+                    shared(dispatcher)
                 return dispatcher
             return make
         return with_options
     return caching_decorator
+
+
+def named_by_content(func):
+    """A copy of `func` whose qualified name no function with other code or closure shares
+    (`func` itself is left as it is: it may be in another function's closure, whose cache
+    key pickles it).
+
+    numba names a compiled function after its module, qualified name, argument types and
+    a counter private to the process, and links a callee's code into its caller's cached
+    library under that name; two libraries defining one name are assumed to hold the
+    same code (linkonce_odr). An overload's implementation is often a closure: one
+    qualified name (`_reduction.<locals>.<lambda>`) for `np.sum` and `np.min` alike. Code
+    compiled and cached by another process can then carry, under a name this process
+    gives a different closure, the other closure's code, and a gradient silently calls
+    `np.sum`'s code for `np.min`. A hash of the code, its first line and the closure's
+    contents in the name makes equal names mean equal code (a closure numba cannot
+    pickle gets a name no other process makes)."""
+    if not isinstance(func, types.FunctionType):
+        return func
+    digest = hashlib.sha256(repr(_code_parts(func.__code__)).encode())
+    if func.__closure__:
+        try:
+            digest.update(serialize.dumps(tuple(c.cell_contents for c in func.__closure__)))
+        except Exception:  # not picklable: never cached, and named for this process only
+            digest.update(uuid.uuid4().bytes)
+    copy = types.FunctionType(func.__code__, func.__globals__, func.__name__,
+                              func.__defaults__, func.__closure__)
+    copy.__kwdefaults__, copy.__module__ = func.__kwdefaults__, func.__module__
+    copy.__qualname__ = f"{func.__qualname__}__{digest.hexdigest()[:12]}"
+    return copy
+
+
+def _code_parts(code) -> tuple:
+    """What a code object runs, without addresses (nested functions' code included)."""
+    consts = tuple(_code_parts(c) if hasattr(c, "co_code") else (type(c).__name__, repr(c))
+                   for c in code.co_consts)
+    return (code.co_filename, code.co_firstlineno, code.co_code, consts, code.co_names)
 
 
 class _Guarded:
