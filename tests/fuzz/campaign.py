@@ -20,12 +20,14 @@ the first program of each kind of numba fallback to `<out>/fallback_NNNN.py`.
 from __future__ import annotations
 
 import argparse
+import atexit
 import collections
 import json
 import os
 import random
 import re
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -149,7 +151,9 @@ def write_failure(out_dir, serial, k, seed, program, jit, result):
 
 def campaign(args):
     os.makedirs(args.out, exist_ok=True)
-    env = dict(os.environ, SRCGRAD_CACHE_DIR=tempfile.mkdtemp(prefix="srcgrad-fuzz-cache-"),
+    scratch = tempfile.mkdtemp(prefix="srcgrad-fuzz-run-")  # workers' files and cache
+    atexit.register(shutil.rmtree, scratch, True)
+    env = dict(os.environ, SRCGRAD_CACHE_DIR=os.path.join(scratch, "cache"), TMPDIR=scratch,
                PYTHONPATH=os.pathsep.join([os.getcwd()] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     if args.outline_sites is not None:
         env["FUZZ_OUTLINE_SITES"] = str(args.outline_sites)
