@@ -28,10 +28,11 @@ from ..errors import SrcgradSyntaxError
 from .parse import Parsed
 from ..runtime import __all__ as RUNTIME_NAMES
 
-# Names srcgrad generates: adjoints `_adj_x`, tangents `_tan_x`/`_tan2_x`, tapes `_tape_x`, temporaries `_t1`/`_r1`,
+# Names srcgrad generates: adjoints `_adj_x`, tangents `_tan_x`/`_tan2_x`, tapes `_tape_x` (and
+# their `_made_x` flags), temporaries `_t1`/`_r1`,
 # loop indices and counters `_i1`/`_n1`, hoisted sequences `_s1`, control flags
 # `_brk1`/`_skip1`/`_ret`/`_retval`, the captured output `_out`, and SSA versions `x__2`.
-RESERVED = re.compile(r"^_(adj|tape|sg|tan\d*)_|^_[trins]\d+$|^_(brk|skip)\d+$|^_(ret|retval|out)$|__\d+$")
+RESERVED = re.compile(r"^_(adj|tape|made|sg|tan\d*)_|^_[trins]\d+$|^_(brk|skip)\d+$|^_(ret|retval|out)$|__\d+$")
 MODULE_NAMES = ("np", "math")
 
 _STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,

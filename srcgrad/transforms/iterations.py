@@ -24,6 +24,11 @@ order, so `restore_at(tape, k, x)` (the value of execution k - 1) is the value a
 would pop. The backward sweep's loops bind the same loop variables, and the bounds'
 names hold the same values there (they do not change inside the loop). A chain of one
 loop is the outermost loop alone, as before nested loops were indexed.
+
+`in_branches(forward)` maps each statement inside `if`s (only `if`s) of such an
+innermost loop body to (that body, the chain): it runs at most once per iteration,
+under the same number (record.py's branch tapes); `mirrored_branch(backward, undo)`
+finds the backward sweep's block of that branch.
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ import copy
 import gast
 
 from ..syntax import call, const, name
+from .optimize import blocks
 from .recompute import changes
 from .reverse import ends_early
 
@@ -53,6 +59,50 @@ def places(forward: list) -> dict:
                 visit(stmt.body, None)
     visit(forward, [])
     return found
+
+
+def in_branches(forward: list) -> dict:
+    """id(statement) -> (the loop body, the chain of `for` loops) for a statement reached
+    from the innermost loop's body through `if`s only (a loop reached as `places` does)."""
+    found = {}
+
+    def visit(block, chain, body):
+        for stmt in block:
+            if body is not None:
+                found[id(stmt)] = (body, chain)
+            if isinstance(stmt, gast.If):
+                inner = block if chain and body is None else body
+                visit(stmt.body, chain, inner)
+                visit(stmt.orelse, chain, inner)
+            elif isinstance(stmt, gast.For) and body is None:
+                visit(stmt.body, chain + [stmt], None)
+    visit(forward, [], None)
+    return found
+
+
+def mirrored_branch(backward: list, undo):
+    """(the body of the backward `for` loop around `undo`, the block holding it) when the
+    block is reached from that body through `if`s only and is not the body itself."""
+    for block in blocks(backward):
+        for stmt in block:
+            if isinstance(stmt, gast.For):
+                inner = _through_ifs(stmt.body, undo)
+                if inner is not None and inner is not stmt.body:
+                    return stmt.body, inner
+    return None
+
+
+def _through_ifs(block: list, target):
+    """The block holding `target`, reached from `block` through `if`s only, or None."""
+    if any(s is target for s in block):
+        return block
+    for stmt in block:
+        if isinstance(stmt, gast.If):
+            for branch in (stmt.body, stmt.orelse):
+                found = _through_ifs(branch, target)
+                if found is not None:
+                    return found
+    return None
 
 
 def bounds(loop) -> list:

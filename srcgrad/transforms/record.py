@@ -27,7 +27,9 @@ become recordings in the forward sweep:
   made at the first iteration (its type is known only then) and indexed by
   iteration: `record_at(_tape_t, i, t)` (which checks the shape stays the
   same); backward `t = restore_at(_tape_t, i, t)`, or `t = _tape_t[i]` at the start
-  of the backward iteration where that is the same (`_load_at_start`). The array tape copies, so
+  of the backward iteration where that is the same (`_load_at_start`). One assigned
+  in a branch of such a loop body goes into an array too where the mirrored branch
+  can load it at its start (`_record_in_branch` states when). The array tape copies, so
   an array written into after its assignment (`lap = np.zeros(n)`, then
   `lap[1:] = ...`) is recorded after the last statement of the block that
   writes into it before it is bound again: the backward sweep restores that
@@ -58,7 +60,7 @@ from ..analysis.shape_classes import shape_varying
 from .optimize import blocks, drop_empty, written
 from ..syntax import assign, call, const, insert_before, method, name, remove
 from .inverses import counters, dead_writes_back
-from .iterations import iteration, places
+from .iterations import in_branches, iteration, mirrored_branch, places
 from .recompute import changes, is_restore, rematerialize, value_reads
 from .reverse import Reversed
 
@@ -231,7 +233,7 @@ def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[
     """Temporaries assigned once per iteration of a chain of counted `for` loops (iterations.py):
     recorded into an array indexed by iteration, made at the first iteration (module doc).
     Returns the names handled."""
-    where = places(rev.forward)
+    where, branched = places(rev.forward), in_branches(rev.forward)
     sites: dict[str, list] = {}
     for block in blocks(rev.forward):
         for stmt in block:
@@ -245,6 +247,9 @@ def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[
         block, chain = where[id(site)]
         counted = iteration(block, chain)
         if counted is None:
+            if id(site) in branched and _record_in_branch(rev, var, site, branched[id(site)],
+                                                          restores):
+                handled.add(var)
             continue
         index, size, _ = counted
         tape = f"_tape_{var}"
@@ -260,6 +265,50 @@ def _record_by_iteration(rev: Reversed, names: set[str], restores: list) -> set[
                 _load_at_start(rev.backward, undo, var, tape, index)
         handled.add(var)
     return handled
+
+
+def _record_in_branch(rev: Reversed, var: str, site, place, restores: list) -> bool:
+    """A temporary assigned in a branch of a counted loop's body (iterations.in_branches)
+    into slot k of an array (made at the first execution, `_made_t`), loaded where the
+    mirrored backward branch starts: the same value for each read there when the undo is
+    `t`'s only binding in the backward loop's body and every other mention of `t` there
+    precedes it in that block (design.md, "Tapes indexed by iteration"); whether it was."""
+    body, chain = place
+    counted = iteration(body, chain)
+    undos = [u for u in restores if written(u) == var and isinstance(u.targets[0], gast.Name)]
+    if counted is None or len(undos) != 1:
+        return False
+    index, size, _ = counted
+    found = mirrored_branch(rev.backward, undos[0])
+    if found is None:
+        return False
+    loop_body, block = found
+    at = block.index(undos[0])
+    mentions = sum(1 for s in loop_body for n in gast.walk(s)
+                   if isinstance(n, gast.Name) and n.id == var)
+    before = sum(1 for s in block[:at] for n in gast.walk(s)
+                 if isinstance(n, gast.Name) and n.id == var)
+    stored = {n.id for s in loop_body for n in gast.walk(s)
+              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    if mentions != before + 2 or any(isinstance(n, gast.Name) and n.id in stored
+                                     for n in gast.walk(index)):
+        return False  # the undo itself mentions var twice
+    tape, made = f"_tape_{var}", f"_made_{var}"
+    forward_block = next(b for b in blocks(rev.forward) if any(s is site for s in b))
+    where = next(k for k, s in enumerate(forward_block) if s is site)
+    last = _last_change(forward_block, where, var)
+    record = gast.Expr(value=call("record_at", name(tape), copy.deepcopy(index), name(var)))
+    forward_block.insert(last + 1, gast.copy_location(record, forward_block[last]))
+    make = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=name(made)),
+                   body=[assign(tape, call("tape_like", name(var), size)),
+                         assign(made, const(True))], orelse=[])
+    forward_block.insert(where + 1, gast.copy_location(make, site))
+    insert_before(rev.forward, chain[0], assign(made, const(False)))
+    del block[at]
+    load = assign(var, gast.Subscript(value=name(tape), slice=copy.deepcopy(index),
+                                      ctx=gast.Load()))
+    block.insert(0, gast.copy_location(load, undos[0]))
+    return True
 
 
 def _load_at_start(backward: list, undo, var: str, tape: str, index) -> None:
