@@ -182,6 +182,7 @@ def named_by_content(func):
     copy = types.FunctionType(func.__code__, func.__globals__, func.__name__,
                               func.__defaults__, func.__closure__)
     copy.__kwdefaults__, copy.__module__ = func.__kwdefaults__, func.__module__
+    copy.__dict__.update(func.__dict__)
     copy.__qualname__ = f"{func.__qualname__}__{digest.hexdigest()[:12]}"
     return copy
 

@@ -7,8 +7,9 @@ pytest-xdist workers, two fuzz workers, two Dask workers sharing srcgrad's cache
 directory) both pick number 1: the index ends up naming one signature while the data
 file holds the other's machine code, and every later load of that signature runs
 code compiled for different types (wrong values, or a crash). srcgrad's runtime helpers
-are cached for every gradient in one folder (helper_cache.py), so there this happened
-often; a generated module's own cache is exposed the same way.
+are cached for every gradient in one folder (helper_cache.py), and a generated module's
+own cache is exposed the same way. (The wrong values two fuzz workers found had another
+cause, helper_cache.named_by_content; this race is read from numba's code, not observed.)
 
 `shared(dispatcher)` gives a dispatcher's cache a data file that saves differently:
 

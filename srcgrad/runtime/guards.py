@@ -57,14 +57,35 @@ def _guard_kind(x, ndim, dtype):
 
 
 def same_shape(x, shape):
-    """Raise ShapeGuard unless `x.shape == shape`."""
-    if np.shape(x) != tuple(shape):
+    """Raise ShapeGuard unless `x.shape == shape` (`x` may be a shape itself: a tuple)."""
+    if (tuple(x) if isinstance(x, tuple) else np.shape(x)) != tuple(shape):
         raise ShapeGuard()
 
 
 @overload(same_shape)
 def _same_shape(x, shape):
+    if isinstance(x, types.BaseTuple):
+        def of_extents(x, shape):
+            if x != shape:
+                raise ShapeGuard()
+        return of_extents
+
     def impl(x, shape):
         if x.shape != shape:
             raise ShapeGuard()
+    return impl
+
+
+def index_in(extent, i):
+    """Raise IndexError unless `i` indexes a dimension of `extent` (what numba's boundscheck
+    did at a view the compiled form no longer makes: transforms/flat_views.py)."""
+    if not -extent <= i < extent:
+        raise IndexError("index is out of bounds")
+
+
+@overload(index_in)
+def _index_in(extent, i):
+    def impl(extent, i):
+        if i < -extent or i >= extent:
+            raise IndexError("index is out of bounds")
     return impl

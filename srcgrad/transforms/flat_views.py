@@ -1,0 +1,332 @@
+"""The compiled form reads and writes through views as elements of the array they view.
+
+Inlining a call binds its array arguments to views (`cam = cams[i]`, `rot = cam[0:3]`,
+`_adj_cam = _adj_cams[i]`), and every view numba makes takes and drops a reference to
+its array: two atomic operations. In ba's loop over observations these were two thirds
+of the gradient's time. `flatten_views(func, kinds)` rewrites a view `v = a[idx]` whose
+every use the rule below allows: `v[j]` becomes `a[i, j]` (`a[i, lo + j]` through a
+slice `lo:hi`), `v.shape` the view's extents computed from `a.shape`, and the binding a
+check that an integer index is in bounds (numba's boundscheck raised there before).
+
+Soundness rule. A view's elements are its array's elements at fixed offsets: `a[i][j]`
+is `a[i, j]` and `a[lo:hi][j]` is `a[lo + j]` for 0 <= j < the slice's length, as long
+as `a` and the index's names are not bound again. For each name `v` every binding is
+`v = b[idx]`, `b` an array (or a view flattened in turn) of known rank, `idx` integers
+(names or constants) and slices `lo:hi` with non-negative constant bounds and no step
+(a view of a view is a view of the first, once the first is flattened: names are taken
+one at a time, in order); and every mention of `v` is in the *region* of one binding: the statements after it in
+its block, up to the first that binds `v`, the array or a name of the index (at any
+depth). There `v` is used only as:
+- `v[j, ...]` with one index per dimension, each a constant, or a name for an integer
+  dimension; through a slice, a constant 0 <= j < hi - lo or the target of a `for j in
+  range(n[d])` inside the region where the region checked `n` against `v`'s shape
+  (`same_shape(v, n)` or `n = v.shape`): j is then within the slice;
+- `v.shape`, or `same_shape(v, n)` (the check then compares the computed extents);
+- the array of another view's binding `w = v[...]` over its whole dimensions (`w` then
+  views `a` directly: `w = a[i, 0:3]`).
+A slice's length is `max(0, min(hi, n) - lo)` for an extent n, as NumPy clamps it. Names
+failing any of this keep their views. Loop-carried reads (a mention before the binding
+in a loop body) and reads after the region are not covered, so such names are kept too.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from ..analysis import kinds as K
+from ..syntax import call, const, name
+
+_SLICE, _INT = "slice", "int"
+
+
+def flatten_views(func: gast.FunctionDef, kinds: dict) -> int:
+    """Rewrite every view the rule allows (module doc); how many names."""
+    tried, done = set(), 0
+    while True:
+        views = _candidates(func, kinds)
+        var = next((v for v in views if v not in tried), None)
+        if var is None:
+            return done
+        tried.add(var)
+        done += _flatten(func, var, views[var])
+
+
+def _candidates(func, kinds) -> dict:
+    """name -> [(block, binding, (array, parts))] for names whose every binding is a view
+    of an array of known rank; parts: one per dimension, None (whole), (_INT, node) or
+    (_SLICE, lo, hi)."""
+    found, bad = {}, set()
+    for block in _blocks(func):
+        for stmt in block:
+            target = _target(stmt)
+            for node in _own_nodes(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    view = _view_of(stmt.value, kinds) if node is target else None
+                    if view is None:
+                        bad.add(node.id)
+                    else:
+                        found.setdefault(node.id, []).append((block, stmt, view))
+    return {v: b for v, b in found.items() if v not in bad}
+
+
+def _own_nodes(stmt):
+    """The nodes of `stmt` outside the statements nested in it."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack += [c for c in gast.iter_child_nodes(node) if not isinstance(c, gast.stmt)]
+
+
+def _target(stmt):
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], gast.Name):
+        return stmt.targets[0]
+    return None
+
+
+def _view_of(value, kinds):
+    """(array, parts) when `value` is `b[idx]`, a view of an array of known rank."""
+    if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
+            and K.is_array(kinds.get(value.value.id))):
+        return None
+    rank = kinds[value.value.id][1]
+    index = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+    if len(index) > rank:
+        return None
+    parts = []
+    for part in index:
+        if isinstance(part, gast.Slice):
+            if part.step is not None or part.upper is None or not _nonneg(part.upper) or \
+                    not (part.lower is None or _nonneg(part.lower)):
+                return None
+            parts.append((_SLICE, part.lower.value if part.lower is not None else 0,
+                          part.upper.value))
+        elif _integer(part, kinds):
+            parts.append((_INT, part))
+        else:
+            return None
+    parts += [None] * (rank - len(parts))
+    if all(p is not None and p[0] == _INT for p in parts):
+        return None  # an element, not a view
+    return value.value.id, parts
+
+
+def _nonneg(node) -> bool:
+    return isinstance(node, gast.Constant) and type(node.value) is int and node.value >= 0
+
+
+def _integer(node, kinds) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        node = node.operand  # a negative constant: -1
+        return isinstance(node, gast.Constant) and type(node.value) is int
+    if isinstance(node, gast.Constant):
+        return type(node.value) is int
+    return isinstance(node, gast.Name) and kinds.get(node.id) == K.I
+
+
+def _flatten(func, var: str, bindings: list) -> int:
+    """Rewrite `var`'s uses and bindings if every mention is allowed: 1 if it was."""
+    plans = []
+    for block, stmt, (array, parts) in bindings:
+        at = next(k for k, s in enumerate(block) if s is stmt)
+        guards = {array, var} | {n.id for p in parts if p and p[0] == _INT
+                                 for n in gast.walk(p[1]) if isinstance(n, gast.Name)}
+        end = next((q for q in range(at + 1, len(block)) if _binds(block[q], guards)),
+                   len(block))
+        plans.append((block, at, end, array, parts))
+    covered = {id(n) for block, at, end, *_ in plans for s in block[at + 1:end]
+               for n in gast.walk(s)}
+    outside = [(n, parent) for parent in gast.walk(func) for n in gast.iter_child_nodes(parent)
+               if _is(n, var) and isinstance(n.ctx, gast.Load) and id(n) not in covered]
+    if outside and not (_same_extents(func, plans) and all(_shape_use(n, p)
+                                                            for n, p in outside)):
+        return 0  # read outside every region (carried by a loop, or after it)
+    new = []
+    for block, at, end, array, parts in plans:
+        region = block[at + 1:end]
+        rewriter = _Uses(var, array, parts, _checked_shapes(region, var), region)
+        copies = []
+        for k, s in enumerate(region):
+            rewriter.position = k
+            copies.append(rewriter.visit(copy.deepcopy(s)))
+        if rewriter.failed:
+            return 0
+        new.append((block, at, end, array, parts, copies))
+    for block, at, end, array, parts, copies in reversed(new):  # later blocks first
+        block[at:end] = _index_checks(block[at], array, parts) + copies
+    if outside:
+        _, _, _, array, parts = plans[0]
+        _Uses(var, array, parts, {}, []).visit(func)  # the shapes read outside
+    return 1
+
+
+def _same_extents(func, plans) -> bool:
+    """Whether every binding views one array, never bound again, with the same slices:
+    then every binding has the same extents, read anywhere (an array keeps its shape)."""
+    arrays = {p[3] for p in plans}
+    slices = {tuple(q if q is None or q[0] == _SLICE else _INT for q in p[4]) for p in plans}
+    return (len(arrays) == 1 and len(slices) == 1
+            and not any(_binds(s, arrays) for b in _blocks(func) for s in b))
+
+
+def _shape_use(node, parent) -> bool:
+    """`v.shape`, or `v` as the first argument of `same_shape`."""
+    if isinstance(parent, gast.Attribute):
+        return parent.attr == "shape"
+    return isinstance(parent, gast.Call) and _is(parent.func, "same_shape") \
+        and len(parent.args) == 2 and parent.args[0] is node
+
+
+def _binds(stmt, names: set) -> bool:
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in names
+               for n in gast.walk(stmt))
+
+
+def _checked_shapes(region, var) -> dict:
+    """Names `n` checked against `var`'s shape by a statement of the region itself
+    (`same_shape(var, n)`, `n = var.shape`) -> the statement's position."""
+    found = {}
+    for k, stmt in enumerate(region):
+        node = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
+        if isinstance(node, gast.Call) and _is(node.func, "same_shape") \
+                and len(node.args) == 2 and _is(node.args[0], var) \
+                and isinstance(node.args[1], gast.Name):
+            found.setdefault(node.args[1].id, k)
+        if isinstance(stmt, gast.Assign) and _target(stmt) is not None \
+                and isinstance(node, gast.Attribute) and node.attr == "shape" \
+                and _is(node.value, var):
+            found.setdefault(stmt.targets[0].id, k)
+    return found
+
+
+def _is(node, var) -> bool:
+    return isinstance(node, gast.Name) and node.id == var
+
+
+class _Uses(gast.NodeTransformer):
+    """Rewrites the allowed uses of a view in copies of its region; `failed` if any use is
+    not allowed."""
+
+    def __init__(self, var, array, parts, checked, region):
+        self.var, self.array, self.parts = var, array, parts
+        self.checked, self.region, self.failed = checked, region, False
+        self.free = [d for d, p in enumerate(parts) if p is None or p[0] == _SLICE]
+        self.loops, self.position = [], 0  # the `for` loops around the node visited
+
+    def visit_For(self, node):
+        self.loops.append(node)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.loops.pop()
+
+    def visit_Subscript(self, node):
+        if not _is(node.value, self.var):
+            return self.generic_visit(node)
+        node.slice = self.visit(node.slice)
+        index = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        if len(index) > len(self.free):
+            self.failed = True
+            return node
+        full = []
+        for d, part in enumerate(self.parts):
+            if part is not None and part[0] == _INT:
+                full.append(copy.deepcopy(part[1]))
+                continue
+            k = self.free.index(d)
+            if k >= len(index):
+                full.append(gast.Slice(lower=None, upper=None, step=None) if part is None
+                            else gast.Slice(lower=const(part[1]), upper=const(part[2]),
+                                            step=None))
+                continue
+            j = index[k]
+            if part is None:
+                ok = isinstance(j, (gast.Name, gast.Constant, gast.Slice))
+                full.append(j)
+            else:
+                ok = self._within(j, part, k)
+                full.append(j if part[1] == 0 else
+                            gast.BinOp(left=const(part[1]), op=gast.Add(), right=j))
+            if not ok:
+                self.failed = True
+        node.value = name(self.array)
+        node.slice = full[0] if len(full) == 1 else gast.Tuple(elts=full, ctx=gast.Load())
+        return node
+
+    def visit_Attribute(self, node):
+        if _is(node.value, self.var) and node.attr == "shape":
+            return self._extents()
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        if _is(node.func, "same_shape") and node.args and _is(node.args[0], self.var):
+            node.args = [self._extents()] + [self.visit(a) for a in node.args[1:]]
+            return node
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id == self.var:
+            self.failed = True  # any other use keeps the view
+        return node
+
+    def _within(self, j, part, dim) -> bool:
+        """Whether index `j` of a slice `lo:hi` stays inside it (module doc): a constant
+        inside, or the target of the innermost loop binding it, `for j in range(n[dim])`
+        with `n` checked against the view before the loop's statement, and j bound
+        nowhere else in that loop."""
+        _, lo, hi = part
+        if isinstance(j, gast.Constant):
+            return type(j.value) is int and 0 <= j.value < hi - lo
+        loop = next((f for f in reversed(self.loops) if _is(f.target, getattr(j, "id", None))),
+                    None)
+        if loop is None or not (isinstance(loop.iter, gast.Call) and _is(loop.iter.func, "range")
+                                and len(loop.iter.args) == 1):
+            return False
+        bound = loop.iter.args[0]
+        if not (isinstance(bound, gast.Subscript) and isinstance(bound.value, gast.Name)
+                and isinstance(bound.slice, gast.Constant) and bound.slice.value == dim):
+            return False
+        checked = self.checked.get(bound.value.id, self.position)
+        between = self.region[checked + (1 if _binds(self.region[checked], {bound.value.id})
+                                          else 0):self.position]
+        return checked < self.position and not any(
+            _binds(s, {bound.value.id}) for s in between) and not any(
+            _binds(s, {j.id}) for s in loop.body)
+
+    def _extents(self):
+        dims = []
+        for d in self.free:
+            extent = gast.Subscript(value=gast.Attribute(value=name(self.array), attr="shape",
+                                                         ctx=gast.Load()),
+                                    slice=const(d), ctx=gast.Load())
+            part = self.parts[d]
+            if part is not None:
+                _, lo, hi = part
+                extent = call("max", const(0), gast.BinOp(
+                    left=call("min", const(hi), extent), op=gast.Sub(), right=const(lo)))
+            dims.append(extent)
+        return gast.Tuple(elts=dims, ctx=gast.Load())
+
+
+def _index_checks(binding, array, parts) -> list:
+    """What replaces the binding: `index_in(a.shape[d], i)` per integer index (numba's
+    boundscheck raised at the view before)."""
+    checks = []
+    for d, part in enumerate(parts):
+        if part is not None and part[0] == _INT:
+            extent = gast.Subscript(value=gast.Attribute(value=name(array), attr="shape",
+                                                         ctx=gast.Load()),
+                                    slice=const(d), ctx=gast.Load())
+            checks.append(gast.copy_location(
+                gast.Expr(value=call("index_in", extent, copy.deepcopy(part[1]))), binding))
+    return checks
+
+
+def _blocks(func):
+    for node in gast.walk(func):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                yield block

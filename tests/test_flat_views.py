@@ -1,0 +1,113 @@
+"""The compiled form's views as elements of their arrays (transforms/flat_views.py) and
+its arrays reused across a loop's iterations (transforms/reuse.py).
+
+Each function runs its compiled form (SRCGRAD_LOOPS=strict, conftest.py) and is checked
+against the gradient numba computes from the generated function itself and against
+central differences; the form's text shows which views and allocations went. Loops whose
+views are read before being bound again, views passed to functions, and indices out of
+bounds keep the behaviour they had (an IndexError stays an IndexError)."""
+import os
+
+import numpy as np
+import pytest
+
+import srcgrad
+from gradcheck import assert_close, numerical_grad
+
+
+def project(c, x):  # ba's shape: a helper taking rows, slicing a parameter row
+    xo = x - c[3:6]
+    p = xo[0] / (xo[2] + 4.0)
+    return c[0] * p * p + c[1] * xo[1] + c[2]
+
+
+def observations(cams, X):
+    total = 0.0
+    for i in range(X.shape[0]):
+        total += project(cams[i], X[i]) ** 2
+    return total
+
+
+def carried_row(a, w):
+    """`prev` is read before the loop binds it again: its view stays."""
+    prev = a[0]
+    s = 0.0
+    for i in range(1, a.shape[0]):
+        row = a[i]
+        s += w[0] * row[0] * prev[1] + w[1] * np.sin(row[1])
+        prev = row
+    return s
+
+
+def last_row(a, w):
+    """A negative index and a view handed to a NumPy function."""
+    r = a[-1]
+    return np.sum(r * w) + r[0] * r[1]
+
+
+def segments(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        seg = a[i, 1:3]
+        s += seg[0] * seg[1] + np.cos(seg[1])
+    return s
+
+
+def _plain(func, wrt, args):
+    os.environ["SRCGRAD_LOOPS"] = "0"
+    try:
+        return srcgrad.grad(func, wrt=wrt)(*args)
+    finally:
+        os.environ["SRCGRAD_LOOPS"] = "strict"
+
+
+rng = np.random.default_rng(7)
+CAMS, XS = rng.uniform(0.5, 1.5, (5, 7)), rng.uniform(0.5, 1.5, (5, 3))
+A, W = rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, 3)
+CASES = [(observations, (CAMS, XS), (0, 1)), (carried_row, (A, W), (0, 1)),
+         (last_row, (A, W), (0, 1)), (segments, (A,), 0)]
+
+
+def _tuple(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+@pytest.mark.parametrize("func, args, wrt", CASES, ids=[c[0].__name__ for c in CASES])
+def test_the_form_agrees(func, args, wrt):
+    g = srcgrad.grad(func, wrt=wrt)
+    got = g(*args)
+    assert g._last.compiled.form.state == "on" and g.backend == "numba"
+    for a, b in zip(_tuple(got), _tuple(_plain(func, wrt, args))):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+    for k, a in zip(wrt if isinstance(wrt, tuple) else (wrt,), _tuple(got)):
+        assert_close(a, numerical_grad(func, args, k), rtol=1e-5, atol=1e-7)
+
+
+def _form(func, wrt, args):
+    g = srcgrad.grad(func, wrt=wrt)
+    g(*args)
+    return open(g._last.compiled.form.path).read()
+
+
+def test_inlined_rows_and_slices_become_elements_and_buffers_are_reused():
+    text = _form(observations, (0, 1), (CAMS, XS))
+    code = [line.split("#")[0] for line in text.splitlines()]
+    assert not any("= cams[i]" in line or "= X[i]" in line or "[3:6]" in line for line in code)
+    assert any("cams[i, 3 + _k]" in line for line in code)
+    assert any("index_in(cams.shape[0], i)" in line for line in code)
+    assert any(line.strip().startswith("_buf_") for line in code)
+
+
+def test_a_row_read_before_it_is_bound_again_stays_a_view():
+    text = _form(carried_row, (0, 1), (A, W))
+    assert "prev = a[0]" in text
+
+
+def test_a_row_out_of_bounds_is_still_an_index_error():
+    def shifted(cams, X):
+        total = 0.0
+        for i in range(X.shape[0]):
+            total += project(cams[i + 1], X[i]) ** 2
+        return total
+    with pytest.raises(IndexError):
+        srcgrad.grad(shifted)(CAMS, XS)
