@@ -111,3 +111,29 @@ def test_a_row_out_of_bounds_is_still_an_index_error():
         return total
     with pytest.raises(IndexError):
         srcgrad.grad(shifted)(CAMS, XS)
+
+
+def view_bound_alone_in_a_branch(x, y):
+    """Fuzz seed 402, program 95: `v2 = v1[:2]`, unused, was a branch's only statement;
+    flattened away, the branch was left empty (an IndentationError in the form)."""
+    if x < -0.25:
+        v1 = 0.1 + np.zeros(3)
+        if v1[2] * v1[2] < 2.0 and np.exp(v1[1]) < 0.3:
+            v2 = v1[:2]
+        else:
+            v3 = v1
+    v5 = np.empty(3)
+    v5[:1] = np.min(np.log(1.0 + (y * np.ones(3)) ** 2))
+    v5[1:] = y * np.ones(2) + x
+    return np.tanh(np.sum(v5) * x)
+
+
+@pytest.mark.parametrize("x", [-0.5, 1.46])
+def test_a_branch_left_without_statements_gets_pass(x):
+    args = (x, -0.9)
+    g = srcgrad.grad(view_bound_alone_in_a_branch, wrt=(0, 1))
+    got = g(*args)
+    assert g._last.compiled.form.state == "on"
+    for k in (0, 1):
+        assert_close(got[k], numerical_grad(view_bound_alone_in_a_branch, args, k),
+                     rtol=1e-5, atol=1e-7)

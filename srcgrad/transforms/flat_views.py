@@ -35,7 +35,7 @@ import copy
 import gast
 
 from ..analysis import kinds as K
-from ..syntax import call, const, name
+from ..syntax import call, const, is_comment, name
 
 _SLICE, _INT = "slice", "int"
 
@@ -156,6 +156,8 @@ def _flatten(func, var: str, bindings: list) -> int:
         new.append((block, at, end, array, parts, copies))
     for block, at, end, array, parts, copies in reversed(new):  # later blocks first
         block[at:end] = _index_checks(block[at], array, parts) + copies
+        if all(is_comment(s) for s in block):  # a branch that only bound the view
+            block.append(gast.Pass())
     if outside:
         _, _, _, array, parts = plans[0]
         _Uses(var, array, parts, {}, []).visit(func)  # the shapes read outside
