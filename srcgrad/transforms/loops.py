@@ -41,7 +41,6 @@ from .elementwise import names_in
 from .elements import rewrite
 from .numbers import simplify
 from .flat_views import flatten_views
-from .reuse import reuse_buffers
 from .windows import POST, PRE, Window, view_path
 
 _DTYPE_CODES = {"f": 1, "i": 2, "b": 3}
@@ -58,7 +57,6 @@ class Function:
         self.used = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)} | {func.name}
         self._indices = {}
         self.loops = 0
-        self.allocated = {}  # id(`a = np.empty(_n)` statement) -> the array's rank
 
     def fresh(self, base: str) -> str:
         return _fresh(base, self.used)
@@ -80,8 +78,6 @@ def fuse_loops(func: gast.FunctionDef, params: dict):
     func.body = _block(func.body, fn)
     if not fn.loops and not changed:
         return None, kinds
-    fn.used |= used
-    reuse_buffers(func, fn.allocated, fn.fresh)
     flatten_views(func, K.infer(func, params))
     checks = []
     for p in func.args.args:
@@ -230,9 +226,7 @@ def _loop(window, comp, live, shaped, bound) -> list:
              if a != first]
     needed = live | (shaped if like is None else set())
     arrays = _arrays(window, comp, needed)
-    made = [assign(array, call(_NP_EMPTY, name(shape))) for array, _ in arrays.values()]
-    fn.allocated.update((id(stmt), comp.rank) for stmt in made)  # reuse.py may reuse them
-    code += made
+    code += [assign(array, call(_NP_EMPTY, name(shape))) for array, _ in arrays.values()]
     code.append(_nest(window, comp, arrays, shape))
     for array, others in arrays.values():
         code += [assign(n, name(array)) for n in others]
