@@ -8,6 +8,8 @@ every use the rule below allows: `v[j]` becomes `a[i, j]` (`a[i, lo + j]` throug
 slice `lo:hi`), `v.shape` the view's extents computed from `a.shape`, and the binding a
 check that an integer index is in bounds (numba's boundscheck raised there before).
 
+Only views bound inside loops are rewritten (one outside a loop is made once).
+
 Soundness rule. A view's elements are its array's elements at fixed offsets: `a[i][j]`
 is `a[i, j]` and `a[lo:hi][j]` is `a[lo + j]` for 0 <= j < the slice's length, as long
 as `a` and the index's names are not bound again. For each name `v` every binding is
@@ -43,13 +45,23 @@ _SLICE, _INT = "slice", "int"
 def flatten_views(func: gast.FunctionDef, kinds: dict) -> int:
     """Rewrite every view the rule allows (module doc); how many names."""
     tried, done = set(), 0
-    while True:
+    while True:  # rounds: a view of a flattened view is taken in the next one
         views = _candidates(func, kinds)
-        var = next((v for v in views if v not in tried), None)
-        if var is None:
+        todo = [v for v in views if v not in tried]
+        if not todo:
             return done
-        tried.add(var)
-        done += _flatten(func, var, views[var])
+        changed, attached = set(), None
+        for var in todo:
+            if changed and attached is None:
+                attached = {id(b) for b in _blocks(func)}
+            if any(view[0] in changed or (attached is not None and id(block) not in attached)
+                   or not any(s is stmt for s in block) for block, stmt, view in views[var]):
+                continue  # its view or its binding changed in this round: the next one
+            tried.add(var)
+            if _flatten(func, var, views[var]):
+                done += 1
+                changed.add(var)
+                attached = None
 
 
 def _candidates(func, kinds) -> dict:
@@ -57,12 +69,14 @@ def _candidates(func, kinds) -> dict:
     of an array of known rank; parts: one per dimension, None (whole), (_INT, node) or
     (_SLICE, lo, hi)."""
     found, bad = {}, set()
+    inside = {id(b) for b in _blocks(func, loops_only=True)}
     for block in _blocks(func):
         for stmt in block:
             target = _target(stmt)
             for node in _own_nodes(stmt):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                    view = _view_of(stmt.value, kinds) if node is target else None
+                    view = _view_of(stmt.value, kinds) if node is target and \
+                        id(block) in inside else None  # once outside loops: not worth it
                     if view is None:
                         bad.add(node.id)
                     else:
@@ -326,9 +340,15 @@ def _index_checks(binding, array, parts) -> list:
     return checks
 
 
-def _blocks(func):
-    for node in gast.walk(func):
+def _blocks(func, loops_only=False):
+    """The statement lists of `func`; with `loops_only`, those inside a loop's body."""
+    def visit(node, looped):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
-                yield block
+                inner = looped or (field == "body" and isinstance(node, (gast.For, gast.While)))
+                if inner or not loops_only:
+                    yield block
+                for stmt in block:
+                    yield from visit(stmt, inner)
+    yield from visit(func, False)
