@@ -15,10 +15,10 @@ is `a[i, j]` and `a[lo:hi][j]` is `a[lo + j]` for 0 <= j < the slice's length, a
 as `a` and the index's names are not bound again. For each name `v` every binding is
 `v = b[idx]`, `b` an array (or a view flattened in turn) of known rank, `idx` integers
 (names or constants) and slices `lo:hi` with non-negative constant bounds and no step
-(a view of a view is a view of the first, once the first is flattened: names are taken
-one at a time, in order); and every mention of `v` is in the *region* of one binding: the statements after it in
-its block, up to the first that binds `v`, the array or a name of the index (at any
-depth). There `v` is used only as:
+(a view of a view is a view of the first once the first is flattened, in the next
+round); and every mention of `v` is in the *region* of one binding: the statements
+after it in its block, up to the first that binds `v`, the array or a name of the index
+(at any depth). There `v` is used only as:
 - `v[j, ...]` with one index per dimension, each a constant, or a name for an integer
   dimension; through a slice, a constant 0 <= j < hi - lo or the target of a `for j in
   range(n[d])` inside the region where the region checked `n` against `v`'s shape
@@ -28,7 +28,9 @@ depth). There `v` is used only as:
   views `a` directly: `w = a[i, 0:3]`).
 A slice's length is `max(0, min(hi, n) - lo)` for an extent n, as NumPy clamps it. Names
 failing any of this keep their views. Loop-carried reads (a mention before the binding
-in a loop body) and reads after the region are not covered, so such names are kept too.
+in a loop body) and reads after the region are not covered, so such names are kept too,
+unless they only read the shape and every binding views one array, never bound again,
+with the same slices (the extents are then the same wherever they are read).
 """
 from __future__ import annotations
 
