@@ -15,6 +15,7 @@ ndarray (including a 0-d one) is an ndarray of the same shape.
 import contextlib
 import inspect
 import math
+import os
 import numbers
 import types
 
@@ -28,6 +29,8 @@ __all__ = [
     "check_corpus",
     "check_fallback_gradient",
     "away_from_zero",
+    "gradient_without_forms",
+    "as_tuple",
 ]
 
 
@@ -477,3 +480,18 @@ def fd_hessian(func, x, eps):
 def flat_values(value):
     """One 1-d array of a value or of a tuple of values (a helper's several results)."""
     return np.hstack([np.ravel(v) for v in value]) if isinstance(value, tuple) else np.ravel(value)
+
+
+def gradient_without_forms(func, wrt, args):
+    """The gradient numba computes from the generated function itself (compiled forms off,
+    SRCGRAD_LOOPS=0), to compare a compiled form's against; the suite's strict mode after."""
+    import srcgrad
+    os.environ["SRCGRAD_LOOPS"] = "0"
+    try:
+        return srcgrad.grad(func, wrt=wrt)(*args)
+    finally:
+        os.environ["SRCGRAD_LOOPS"] = "strict"
+
+
+def as_tuple(value):
+    return value if isinstance(value, tuple) else (value,)

@@ -9,14 +9,14 @@ have stepped aside: arrays of other shapes, arguments of other kinds). The suite
 with SRCGRAD_LOOPS=strict (conftest.py): a form that fails where the function runs is an
 error, not a silent fallback.
 """
-import os
 import re
 
 import numpy as np
 import pytest
 
 import srcgrad
-from gradcheck import assert_close, autograd_grad, numerical_grad
+from gradcheck import (as_tuple, assert_close, autograd_grad, gradient_without_forms,
+                       numerical_grad)
 
 
 def sigmoid(z):
@@ -97,19 +97,6 @@ CASES = {
 }
 
 
-def _plain(func, wrt, args):
-    """The gradient numba computes from the generated function itself."""
-    os.environ["SRCGRAD_LOOPS"] = "0"
-    try:
-        return srcgrad.grad(func, wrt=wrt)(*args)
-    finally:
-        os.environ["SRCGRAD_LOOPS"] = "strict"
-
-
-def _tuple(value):
-    return value if isinstance(value, tuple) else (value,)
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_form_runs_and_agrees(case):
     func, make, wrt = CASES[case]
@@ -118,10 +105,10 @@ def test_the_form_runs_and_agrees(case):
     got = g(*args)
     form = g._last.compiled.form
     assert form.state == "on" and g.backend == "numba", form.why_off
-    for a, b in zip(_tuple(got), _tuple(_plain(func, wrt, args))):
+    for a, b in zip(as_tuple(got), as_tuple(gradient_without_forms(func, wrt, args))):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
     positions = wrt if isinstance(wrt, tuple) else (wrt,)
-    for k, a in zip(positions, _tuple(got)):
+    for k, a in zip(positions, as_tuple(got)):
         assert_close(a, numerical_grad(func, args, k), rtol=1e-5, atol=1e-7)
         oracle = autograd_grad(func, args, k)
         if oracle is not None:
@@ -134,7 +121,7 @@ def test_a_quotient_by_zero_gives_numpys_inf():
     g = srcgrad.grad(divides)
     got = g(x, d)
     assert g._last.compiled.form.state == "on"
-    np.testing.assert_array_equal(got, _plain(divides, 0, (x, d)))
+    np.testing.assert_array_equal(got, gradient_without_forms(divides, 0, (x, d)))
 
 
 def test_other_shapes_step_aside_for_the_function():

@@ -5,13 +5,12 @@ against the gradient numba computes from the generated function itself and again
 central differences; the form's text shows which views went. Loops whose
 views are read before being bound again, views passed to functions, and indices out of
 bounds keep the behaviour they had (an IndexError stays an IndexError)."""
-import os
 
 import numpy as np
 import pytest
 
 import srcgrad
-from gradcheck import assert_close, numerical_grad
+from gradcheck import as_tuple, assert_close, gradient_without_forms, numerical_grad
 
 
 def project(c, x):  # ba's shape: a helper taking rows, slicing a parameter row
@@ -52,14 +51,6 @@ def segments(a):
     return s
 
 
-def _plain(func, wrt, args):
-    os.environ["SRCGRAD_LOOPS"] = "0"
-    try:
-        return srcgrad.grad(func, wrt=wrt)(*args)
-    finally:
-        os.environ["SRCGRAD_LOOPS"] = "strict"
-
-
 rng = np.random.default_rng(7)
 CAMS, XS = rng.uniform(0.5, 1.5, (5, 7)), rng.uniform(0.5, 1.5, (5, 3))
 A, W = rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, 3)
@@ -67,18 +58,14 @@ CASES = [(observations, (CAMS, XS), (0, 1)), (carried_row, (A, W), (0, 1)),
          (last_row, (A, W), (0, 1)), (segments, (A,), 0)]
 
 
-def _tuple(value):
-    return value if isinstance(value, tuple) else (value,)
-
-
 @pytest.mark.parametrize("func, args, wrt", CASES, ids=[c[0].__name__ for c in CASES])
 def test_the_form_agrees(func, args, wrt):
     g = srcgrad.grad(func, wrt=wrt)
     got = g(*args)
     assert g._last.compiled.form.state == "on" and g.backend == "numba"
-    for a, b in zip(_tuple(got), _tuple(_plain(func, wrt, args))):
+    for a, b in zip(as_tuple(got), as_tuple(gradient_without_forms(func, wrt, args))):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
-    for k, a in zip(wrt if isinstance(wrt, tuple) else (wrt,), _tuple(got)):
+    for k, a in zip(wrt if isinstance(wrt, tuple) else (wrt,), as_tuple(got)):
         assert_close(a, numerical_grad(func, args, k), rtol=1e-5, atol=1e-7)
 
 
