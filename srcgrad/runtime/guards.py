@@ -58,7 +58,7 @@ def _guard_kind(x, ndim, dtype):
 
 def same_shape(x, shape):
     """Raise ShapeGuard unless `x.shape == shape` (`x` may be a shape itself: a tuple)."""
-    if (tuple(x) if isinstance(x, tuple) else np.shape(x)) != tuple(shape):
+    if (x if isinstance(x, tuple) else np.shape(x)) != tuple(shape):
         raise ShapeGuard()
 
 

@@ -39,7 +39,8 @@ import copy
 import gast
 
 from ..analysis import kinds as K
-from ..syntax import call, const, is_comment, name
+from ..frontend.trees import stores_in
+from ..syntax import blocks, call, const, is_comment, name
 
 _SLICE, _INT = "slice", "int"
 
@@ -55,7 +56,7 @@ def flatten_views(func: gast.FunctionDef, kinds: dict) -> int:
         changed, attached = set(), None
         for var in todo:
             if changed and attached is None:
-                attached = {id(b) for b in _blocks(func)}
+                attached = {id(b) for b in blocks(func.body)}
             if any(view[0] in changed or (attached is not None and id(block) not in attached)
                    or not any(s is stmt for s in block) for block, stmt, view in views[var]):
                 continue  # its view or its binding changed in this round: the next one
@@ -71,8 +72,9 @@ def _candidates(func, kinds) -> dict:
     of an array of known rank; parts: one per dimension, None (whole), (_INT, node) or
     (_SLICE, lo, hi)."""
     found, bad = {}, set()
-    inside = {id(b) for b in _blocks(func, loops_only=True)}
-    for block in _blocks(func):
+    inside = {id(b) for block in blocks(func.body) for loop in block
+              if isinstance(loop, (gast.For, gast.While)) for b in blocks(loop.body)}
+    for block in blocks(func.body):
         for stmt in block:
             target = _target(stmt)
             for node in _own_nodes(stmt):
@@ -149,7 +151,7 @@ def _flatten(func, var: str, bindings: list) -> int:
         at = next(k for k, s in enumerate(block) if s is stmt)
         guards = {array, var} | {n.id for p in parts if p and p[0] == _INT
                                  for n in gast.walk(p[1]) if isinstance(n, gast.Name)}
-        end = next((q for q in range(at + 1, len(block)) if _binds(block[q], guards)),
+        end = next((q for q in range(at + 1, len(block)) if stores_in(block[q]) & guards),
                    len(block))
         plans.append((block, at, end, array, parts))
     covered = {id(n) for block, at, end, *_ in plans for s in block[at + 1:end]
@@ -186,7 +188,7 @@ def _same_extents(func, plans) -> bool:
     arrays = {p[3] for p in plans}
     slices = {tuple(q if q is None or q[0] == _SLICE else _INT for q in p[4]) for p in plans}
     return (len(arrays) == 1 and len(slices) == 1
-            and not any(_binds(s, arrays) for b in _blocks(func) for s in b))
+            and not stores_in(func) & arrays)
 
 
 def _shape_use(node, parent) -> bool:
@@ -195,11 +197,6 @@ def _shape_use(node, parent) -> bool:
         return parent.attr == "shape"
     return isinstance(parent, gast.Call) and _is(parent.func, "same_shape") \
         and len(parent.args) == 2 and parent.args[0] is node
-
-
-def _binds(stmt, names: set) -> bool:
-    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in names
-               for n in gast.walk(stmt))
 
 
 def _checked_shapes(region, var) -> dict:
@@ -307,18 +304,14 @@ class _Uses(gast.NodeTransformer):
                 and isinstance(bound.slice, gast.Constant) and bound.slice.value == dim):
             return False
         checked = self.checked.get(bound.value.id, self.position)
-        between = self.region[checked + (1 if _binds(self.region[checked], {bound.value.id})
-                                          else 0):self.position]
-        return checked < self.position and not any(
-            _binds(s, {bound.value.id}) for s in between) and not any(
-            _binds(s, {j.id}) for s in loop.body)
+        return checked < self.position and not any(  # n, j not bound again
+            bound.value.id in stores_in(s) for s in self.region[checked + 1:self.position]) \
+            and not any(j.id in stores_in(s) for s in loop.body)
 
     def _extents(self):
         dims = []
         for d in self.free:
-            extent = gast.Subscript(value=gast.Attribute(value=name(self.array), attr="shape",
-                                                         ctx=gast.Load()),
-                                    slice=const(d), ctx=gast.Load())
+            extent = _extent(self.array, d)
             part = self.parts[d]
             if part is not None:
                 _, lo, hi = part
@@ -334,23 +327,12 @@ def _index_checks(binding, array, parts) -> list:
     checks = []
     for d, part in enumerate(parts):
         if part is not None and part[0] == _INT:
-            extent = gast.Subscript(value=gast.Attribute(value=name(array), attr="shape",
-                                                         ctx=gast.Load()),
-                                    slice=const(d), ctx=gast.Load())
-            checks.append(gast.copy_location(
-                gast.Expr(value=call("index_in", extent, copy.deepcopy(part[1]))), binding))
+            checks.append(gast.copy_location(gast.Expr(value=call(
+                "index_in", _extent(array, d), copy.deepcopy(part[1]))), binding))
     return checks
 
 
-def _blocks(func, loops_only=False):
-    """The statement lists of `func`; with `loops_only`, those inside a loop's body."""
-    def visit(node, looped):
-        for field in ("body", "orelse"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
-                inner = looped or (field == "body" and isinstance(node, (gast.For, gast.While)))
-                if inner or not loops_only:
-                    yield block
-                for stmt in block:
-                    yield from visit(stmt, inner)
-    yield from visit(func, False)
+def _extent(array: str, d: int):
+    """`array.shape[d]`."""
+    return gast.Subscript(value=gast.Attribute(value=name(array), attr="shape", ctx=gast.Load()),
+                          slice=const(d), ctx=gast.Load())
