@@ -57,6 +57,7 @@ import copy
 import itertools
 
 from ..analysis.shape_classes import shape_varying
+from ..frontend.trees import reads, stores_in
 from .optimize import blocks, drop_empty, written
 from ..syntax import assign, call, const, insert_before, method, name, remove
 from .inverses import counters, dead_writes_back
@@ -276,22 +277,13 @@ def _record_in_branch(rev: Reversed, var: str, site, place, restores: list) -> b
     body, chain = place
     counted = iteration(body, chain)
     undos = [u for u in restores if written(u) == var and isinstance(u.targets[0], gast.Name)]
-    if counted is None or len(undos) != 1:
+    found = mirrored_branch(rev.backward, undos[0]) if len(undos) == 1 else None
+    if counted is None or found is None:
         return False
     index, size, _ = counted
-    found = mirrored_branch(rev.backward, undos[0])
-    if found is None:
-        return False
     loop_body, block = found
-    at = block.index(undos[0])
-    mentions = sum(1 for s in loop_body for n in gast.walk(s)
-                   if isinstance(n, gast.Name) and n.id == var)
-    before = sum(1 for s in block[:at] for n in gast.walk(s)
-                 if isinstance(n, gast.Name) and n.id == var)
-    stored = {n.id for s in loop_body for n in gast.walk(s)
-              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    if mentions != before + 2 or any(isinstance(n, gast.Name) and n.id in stored
-                                     for n in gast.walk(index)):
+    if _mentions(loop_body, var) != _mentions(block[:block.index(undos[0])], var) + 2 or \
+            _index_rebound(loop_body, index, var):
         return False  # the undo itself mentions var twice
     tape, made = f"_tape_{var}", f"_made_{var}"
     forward_block = next(b for b in blocks(rev.forward) if any(s is site for s in b))
@@ -304,10 +296,7 @@ def _record_in_branch(rev: Reversed, var: str, site, place, restores: list) -> b
                          assign(made, const(True))], orelse=[])
     forward_block.insert(where + 1, gast.copy_location(make, site))
     insert_before(rev.forward, chain[0], assign(made, const(False)))
-    del block[at]
-    load = assign(var, gast.Subscript(value=name(tape), slice=copy.deepcopy(index),
-                                      ctx=gast.Load()))
-    block.insert(0, gast.copy_location(load, undos[0]))
+    _load_first(block, undos[0], var, tape, index)
     return True
 
 
@@ -327,19 +316,29 @@ def _load_at_start(backward: list, undo, var: str, tape: str, index) -> None:
                  if isinstance(stmt, gast.For) for b in [stmt.body] if undo in b), None)
     if body is None:
         return
-    stored = {n.id for s in body for n in gast.walk(s)
-              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} - {var}
     binds = sum(1 for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Store) and n.id == var)
     at = next(k for k, s in enumerate(body) if s is undo)
-    if binds != 1 or any(isinstance(n, gast.Name) and n.id == var
-                         for s in body[at + 1:] for n in gast.walk(s)) or any(
-            isinstance(n, gast.Name) and n.id in stored for n in gast.walk(index)):
+    if binds != 1 or _mentions(body[at + 1:], var) or _index_rebound(body, index, var):
         return
-    del body[at]
+    _load_first(body, undo, var, tape, index)
+
+
+def _mentions(stmts: list, var: str) -> int:
+    return sum(1 for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name) and n.id == var)
+
+
+def _index_rebound(body: list, index, var: str) -> bool:
+    """Whether `body` binds a name (other than `var`) that the tape index reads."""
+    return bool((set().union(*map(stores_in, body)) - {var}) & reads(index))
+
+
+def _load_first(block: list, undo, var: str, tape: str, index) -> None:
+    """Drop `undo` from `block` and start the block with `var = tape[index]` instead."""
+    del block[next(k for k, s in enumerate(block) if s is undo)]
     load = assign(var, gast.Subscript(value=name(tape), slice=copy.deepcopy(index),
                                       ctx=gast.Load()))
-    body.insert(0, gast.copy_location(load, undo))
+    block.insert(0, gast.copy_location(load, undo))
 
 
 def _at_first(index, stmt):
