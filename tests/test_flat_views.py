@@ -122,3 +122,45 @@ def test_a_branch_left_without_statements_gets_pass(x):
     for k in (0, 1):
         assert_close(got[k], numerical_grad(view_bound_alone_in_a_branch, args, k),
                      rtol=1e-5, atol=1e-7)
+
+
+def det(A):  # bench's det: slices bounded by the loop's index, in a recursion
+    n = A.shape[0]
+    if n == 1:
+        return A[0, 0]
+    total = 0.0
+    for j in range(n):
+        minor = np.zeros((n - 1, n - 1))
+        minor[:, :j] = A[1:, :j]
+        minor[:, j:] = A[1:, j + 1:]
+        total = total + (-1.0) ** j * A[0, j] * det(minor)
+    return total
+
+
+def windows(x, w):
+    """Bounds that are names, negative at the start (clamped as NumPy clamps them: an
+    empty window), past the end, and negative constants."""
+    s = 0.0
+    for i in range(x.shape[0] + 2):
+        win = x[i - 2:i + 1]
+        s += np.sum(np.sin(win) * w[:win.shape[0]])
+        tail = x[-2:]
+        head = x[:-1]
+        s += np.sum(tail * tail) * np.sum(head[1:] * i)
+    return s
+
+
+BOUND_CASES = [(det, (rng.uniform(-1, 1, (4, 4)),), 0),
+               (windows, (rng.uniform(-1, 1, 5), rng.uniform(-1, 1, 3)), (0, 1))]
+
+
+@pytest.mark.parametrize("func, args, wrt", BOUND_CASES, ids=["det", "windows"])
+def test_slices_bounded_by_names_agree(func, args, wrt):
+    test_the_form_agrees(func, args, wrt)
+
+
+def test_slices_bounded_by_names_become_elements():
+    text = _form(det, 0, BOUND_CASES[0][1])
+    code = "\n".join(line.split("#")[0] for line in text.splitlines())
+    assert "A[1:, :j]" not in code and "= A[1 + _k, _j]" in code
+    assert "slice_at(j, minor.shape[1]) + _j" in code

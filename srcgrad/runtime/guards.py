@@ -89,3 +89,21 @@ def _index_in(extent, i):
         if i < -extent or i >= extent:
             raise IndexError("index is out of bounds")
     return impl
+
+
+def slice_at(bound, extent):
+    """Where a slice bound `bound` (step 1) falls in a dimension of `extent`, as NumPy
+    reads it: a negative bound counts from the end, and the result is clamped to
+    0..extent (transforms/flat_views.py: a view's element as its array's)."""
+    if bound < 0:
+        bound += extent
+    return min(max(bound, 0), extent)
+
+
+@overload(slice_at)
+def _slice_at(bound, extent):
+    def impl(bound, extent):
+        if bound < 0:
+            bound += extent
+        return min(max(bound, 0), extent)
+    return impl

@@ -116,11 +116,10 @@ def _view_of(value, kinds):
     parts = []
     for part in index:
         if isinstance(part, gast.Slice):
-            if part.step is not None or part.upper is None or not _nonneg(part.upper) or \
-                    not (part.lower is None or _nonneg(part.lower)):
+            bounds = [_bound(b, kinds) for b in (part.lower, part.upper)]
+            if part.step is not None or False in bounds:
                 return None
-            parts.append((_SLICE, part.lower.value if part.lower is not None else 0,
-                          part.upper.value))
+            parts.append((_SLICE, 0 if bounds[0] is None else bounds[0], bounds[1]))
         elif _integer(part, kinds):
             parts.append((_INT, part))
         else:
@@ -131,8 +130,14 @@ def _view_of(value, kinds):
     return value.value.id, parts
 
 
-def _nonneg(node) -> bool:
-    return isinstance(node, gast.Constant) and type(node.value) is int and node.value >= 0
+def _bound(node, kinds):
+    """A slice bound as kept in a part: None (absent), an int (a constant >= 0), the node
+    itself (an integer name or a negative constant: `slice_at` clamps it), or False."""
+    if node is None:
+        return None
+    if isinstance(node, gast.Constant) and type(node.value) is int and node.value >= 0:
+        return node.value
+    return node if _integer(node, kinds) else False
 
 
 def _integer(node, kinds) -> bool:
@@ -149,8 +154,9 @@ def _flatten(func, var: str, bindings: list) -> int:
     plans = []
     for block, stmt, (array, parts) in bindings:
         at = next(k for k, s in enumerate(block) if s is stmt)
-        guards = {array, var} | {n.id for p in parts if p and p[0] == _INT
-                                 for n in gast.walk(p[1]) if isinstance(n, gast.Name)}
+        guards = {array, var} | {n.id for p in parts if p for b in p[1:]
+                                 if isinstance(b, gast.AST)
+                                 for n in gast.walk(b) if isinstance(n, gast.Name)}
         end = next((q for q in range(at + 1, len(block)) if stores_in(block[q]) & guards),
                    len(block))
         plans.append((block, at, end, array, parts))
@@ -187,7 +193,8 @@ def _same_extents(func, plans) -> bool:
     then every binding has the same extents, read anywhere (an array keeps its shape)."""
     arrays = {p[3] for p in plans}
     slices = {tuple(q if q is None or q[0] == _SLICE else _INT for q in p[4]) for p in plans}
-    return (len(arrays) == 1 and len(slices) == 1
+    return (len(arrays) == 1 and len(slices) == 1  # constant bounds: the same extents
+            and not any(isinstance(b, gast.AST) for q in plans[0][4] if q for b in q[1:])
             and not stores_in(func) & arrays)
 
 
@@ -253,7 +260,7 @@ class _Uses(gast.NodeTransformer):
             k = self.free.index(d)
             if k >= len(index):
                 full.append(gast.Slice(lower=None, upper=None, step=None) if part is None
-                            else gast.Slice(lower=const(part[1]), upper=const(part[2]),
+                            else gast.Slice(lower=_node(part[1]), upper=_node(part[2]),
                                             step=None))
                 continue
             j = index[k]
@@ -262,8 +269,9 @@ class _Uses(gast.NodeTransformer):
                 full.append(j)
             else:
                 ok = self._within(j, part, k)
-                full.append(j if part[1] == 0 else
-                            gast.BinOp(left=const(part[1]), op=gast.Add(), right=j))
+                start = _start(self.array, d, part[1])
+                full.append(j if start is None else
+                            gast.BinOp(left=start, op=gast.Add(), right=j))
             if not ok:
                 self.failed = True
         node.value = name(self.array)
@@ -293,7 +301,8 @@ class _Uses(gast.NodeTransformer):
         nowhere else in that loop."""
         _, lo, hi = part
         if isinstance(j, gast.Constant):
-            return type(j.value) is int and 0 <= j.value < hi - lo
+            return type(j.value) is int and type(lo) is int and type(hi) is int \
+                and 0 <= j.value < hi - lo
         loop = next((f for f in reversed(self.loops) if _is(f.target, getattr(j, "id", None))),
                     None)
         if loop is None or not (isinstance(loop.iter, gast.Call) and _is(loop.iter.func, "range")
@@ -311,12 +320,17 @@ class _Uses(gast.NodeTransformer):
     def _extents(self):
         dims = []
         for d in self.free:
-            extent = _extent(self.array, d)
             part = self.parts[d]
+            extent = _extent(self.array, d)
             if part is not None:
                 _, lo, hi = part
-                extent = call("max", const(0), gast.BinOp(
-                    left=call("min", const(hi), extent), op=gast.Sub(), right=const(lo)))
+                if hi is not None:  # NumPy's clamped stop
+                    extent = call("min", const(hi), extent) if type(hi) is int \
+                        else call("slice_at", copy.deepcopy(hi), extent)
+                start = _start(self.array, d, lo)
+                if start is not None:
+                    extent = call("max", const(0), gast.BinOp(left=extent, op=gast.Sub(),
+                                                              right=start))
             dims.append(extent)
         return gast.Tuple(elts=dims, ctx=gast.Load())
 
@@ -330,6 +344,20 @@ def _index_checks(binding, array, parts) -> list:
             checks.append(gast.copy_location(gast.Expr(value=call(
                 "index_in", _extent(array, d), copy.deepcopy(part[1]))), binding))
     return checks
+
+
+def _node(bound):
+    """A part's slice bound as the expression it was."""
+    return const(bound) if type(bound) is int else copy.deepcopy(bound)
+
+
+def _start(array: str, d: int, lo):
+    """Where a slice with lower bound `lo` starts in dimension d of `array` (None: at 0).
+    A constant lo >= 0 is its start wherever the slice has elements (past the end it has
+    none: no index is then read); a name or negative constant is clamped as NumPy does."""
+    if type(lo) is int:
+        return None if lo == 0 else const(lo)
+    return call("slice_at", copy.deepcopy(lo), _extent(array, d))
 
 
 def _extent(array: str, d: int):
