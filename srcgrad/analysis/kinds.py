@@ -5,6 +5,7 @@ A *kind* is one of
 - `("arr", ndim, d)`: an ndarray of `ndim` >= 1 dimensions whose dtype is float64 ("f"),
   an integer ("i"), bool ("b") or anything else ("?");
 - `("tup", (kinds...))`: a tuple;
+- `("list", kind)`: a list whose items all have `kind` (a tape of tuples, `tape_like`);
 - `TOP`: anything else, or not known.
 
 `infer(func, params)` gives every name bound in `func` (a gast FunctionDef) the join of
@@ -35,8 +36,9 @@ _ALLOCATE = {"zeros", "ones", "empty"}
 # Helpers whose result has the kind of one argument: (its position, whether a float).
 _LIKE = {"snapshot": (0, False), "restore_at": (2, False), "restore": (1, False),
          "zeros_like": (0, True), "zeros_plus": (0, True), "fill_like": (0, True),
-         "unbroadcast": (1, True), "expand_to": (1, True), "axis_extremum_share": (0, True)}
-_INTS = {"trip_count", "range_last", "len"}
+         "unbroadcast": (1, True), "expand_to": (1, True), "axis_extremum_share": (0, True),
+         "linked": (0, False)}
+_INTS = {"trip_count", "range_last", "len", "slice_at"}
 
 
 def of_value(value):
@@ -71,6 +73,8 @@ def join(a, b):
         return F if "f" in (a[1], b[1]) else I
     if a[0] == b[0] == "tup" and len(a[1]) == len(b[1]):
         return ("tup", tuple(join(x, y) for x, y in zip(a[1], b[1])))
+    if a[0] == b[0] == "list":
+        return ("list", join(a[1], b[1]))
     return TOP
 
 
@@ -82,17 +86,35 @@ def is_number(kind) -> bool:
     return kind is not _BOTTOM and kind[0] == "num"
 
 
-def infer(func: gast.FunctionDef, params: dict) -> dict:
-    """name -> kind for every parameter and bound name of `func` (see the module docstring)."""
+_RETURNS = "<returns>"  # not a name: where infer keeps its `returns` while it runs
+
+
+def infer(func: gast.FunctionDef, params: dict, returns=None) -> dict:
+    """name -> kind for every parameter and bound name of `func` (see the module docstring).
+    `returns`, if given, is (names, kind): a call of a function in `names` (the generated
+    functions of the same module) returns `kind(name, arg_kinds)`."""
     env = {n.id: _BOTTOM for n in gast.walk(func) if isinstance(n, gast.Name)
            and isinstance(n.ctx, gast.Store)}
     env.update(params)
+    env[_RETURNS] = returns
     for _ in range(12):
         before = dict(env)
         _visit(func.body, env)
         if env == before:
+            del env[_RETURNS]
             return {n: TOP if k is _BOTTOM else k for n, k in env.items()}
+    del env[_RETURNS]
     return {n: (k if n in params else TOP) for n, k in env.items()}  # no fixed point: give up
+
+
+def returned(func: gast.FunctionDef, kinds: dict):
+    """The join of the kinds `func`'s return statements return, given its names' kinds
+    (BOTTOM, None, when it has none: it never returns)."""
+    kind = _BOTTOM
+    for node in gast.walk(func):
+        if isinstance(node, gast.Return):
+            kind = join(kind, F if node.value is None else kind_of(node.value, kinds))
+    return kind
 
 
 def _bind(env, target, kind):
@@ -191,6 +213,9 @@ def _subscript(node, env):
                 and -len(base[1]) <= index.value < len(base[1]):
             return base[1][index.value]
         return TOP
+    if base[0] == "list":
+        at = kind_of(index, env)
+        return base[1] if at == I else at if at is _BOTTOM else TOP
     if base[0] != "arr":
         return TOP
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
@@ -291,6 +316,9 @@ def _call(node, env):
             base = kind_of(node.func.value, env)
             return base if base is _BOTTOM or is_array(base) else TOP
         return TOP
+    returns = env.get(_RETURNS)
+    if returns is not None and attr in returns[0]:
+        return returns[1](attr, tuple(args)) if not node.keywords else TOP
     return _helper(attr, args)
 
 
@@ -343,4 +371,6 @@ def _helper(name, args):
         if is_number(item):
             return ("arr", 1, item[1] if name == "tape_like" else
                     ("b" if item[1] == "b" else "f"))
+        if name == "tape_like" and item[0] == "tup":
+            return ("list", item)
     return TOP

@@ -8,7 +8,9 @@ root), or `UNKNOWN` (what an unknown call returns: may be anything). A view, an 
 a helper that may return one of its arguments (`unbroadcast(g, t)` returns g when the
 shapes agree, `restore_at(tape, k, x)` a row of the tape or x) takes the roots of what it
 may return; a list takes the roots of what is appended to it. Flow-insensitive, to a
-fixed point. Guarantee: two names whose root sets are disjoint and free of `UNKNOWN`
+fixed point. A call of a function in `generated` (the generated functions of the same
+module) returns new arrays or views of its arguments: the call's site and the arguments'
+roots (generated code binds no global arrays). Guarantee: two names whose root sets are disjoint and free of `UNKNOWN`
 never hold views of the same memory.
 """
 from __future__ import annotations
@@ -25,9 +27,13 @@ _RETURNS_ARG = {"unbroadcast": (0,), "zeros_plus": (1,), "restore_at": (0, 2), "
 _NO_ARRAY = {"trip_count", "range_last", "len", "float", "int", "record_at"}
 
 
-def roots(func: gast.FunctionDef, kinds: dict) -> dict:
+_GENERATED = "<generated>"  # not a name: where roots keeps `generated` while it runs
+
+
+def roots(func: gast.FunctionDef, kinds: dict, generated=frozenset()) -> dict:
     """name -> frozenset of roots (see the module docstring)."""
     found = {p.id: {IN} for p in func.args.args}
+    found[_GENERATED] = set(generated)
     sites = {}
     for _ in range(20):
         before = {n: set(r) for n, r in found.items()}
@@ -35,8 +41,8 @@ def roots(func: gast.FunctionDef, kinds: dict) -> dict:
         if found == before:
             break
     else:
-        return {n: frozenset({UNKNOWN}) for n in found}
-    return {n: frozenset(r) for n, r in found.items()}
+        return {n: frozenset({UNKNOWN}) for n in found if n != _GENERATED}
+    return {n: frozenset(r) for n, r in found.items() if n != _GENERATED}
 
 
 def of_expr(node, found, kinds, site) -> set:
@@ -79,6 +85,11 @@ def _call(node, found, kinds, site):
         return out
     if attr in _FRESH and (numpy or isinstance(func, gast.Name) or attr == "copy"):
         return {site}
+    if isinstance(func, gast.Name) and attr in found.get(_GENERATED, ()):
+        out = {site}
+        for arg in node.args:
+            out |= of_expr(arg, found, kinds, site)
+        return out
     if numpy:
         return {site}  # NumPy functions return new arrays or numbers (views: np.ravel...)
     return {UNKNOWN}

@@ -65,6 +65,8 @@ def form_source(source: str, line_map: dict, function: str, kinds: dict, describ
     the kinds it is called with (a function called with two kinds is left as it is)."""
     tree = parse(source, line_map)
     funcs = {n.name: n for n in tree.body if isinstance(n, gast.FunctionDef)}
+    returns = (set(funcs), Returns({n.name: n for n in parse(source, line_map).body
+                                    if isinstance(n, gast.FunctionDef)}))
     todo, seen, fused = [(function, kinds)], {}, []
     while todo:
         name, params = todo.pop(0)
@@ -73,7 +75,7 @@ def form_source(source: str, line_map: dict, function: str, kinds: dict, describ
                 fused = [f for f in fused if f.name != name]
             continue
         seen[name] = params
-        tree_, env = fuse_loops(funcs[name], params)
+        tree_, env = fuse_loops(funcs[name], params, returns)
         if tree_ is not None:
             fused.append(tree_)
         for callee, args in calls(funcs[name], env, set(funcs)):
@@ -91,6 +93,44 @@ def form_source(source: str, line_map: dict, function: str, kinds: dict, describ
            f"{_describe(kinds)}. Do not edit.\nimport math\nimport numpy as np\n"
            f"from srcgrad.runtime import {', '.join(helpers)}\n\n\n")
     return render(fused, top, copied=False)
+
+
+class Returns:
+    """What each generated function returns, for the kinds of its arguments: the join of
+    its return statements' kinds, found by iterating from "returns nothing" (a recursive
+    call returns what the last round found) to a fixed point; the least one, which holds
+    for every call that returns. A function reached again from a different one it calls
+    (mutual recursion) is TOP there."""
+
+    def __init__(self, funcs: dict):
+        self.funcs, self.done, self.guess, self.stack = funcs, {}, {}, []
+
+    def __call__(self, name: str, args: tuple):
+        key = (name, args)
+        if key in self.done:
+            return self.done[key]
+        if key in self.guess:  # a call inside the function being found
+            return self.guess[key] if self.stack[-1] == key else K.TOP
+        func = self.funcs[name]
+        params = [a.id for a in func.args.args]
+        if len(params) != len(args) or func.args.vararg or func.args.kwonlyargs:
+            return K.TOP
+        self.stack.append(key)
+        self.guess[key] = kind = None
+        try:
+            for _ in range(4):
+                kind = K.returned(func, K.infer(func, dict(zip(params, args)),
+                                                (set(self.funcs), self)))
+                if kind == self.guess[key]:
+                    break
+                self.guess[key] = kind
+            else:
+                kind = K.TOP
+        finally:
+            self.stack.pop()
+            del self.guess[key]
+        self.done[key] = K.TOP if kind is None else kind
+        return self.done[key]
 
 
 def _describe(kinds: dict) -> str:

@@ -37,7 +37,8 @@ UFUNCS = {"exp", "log", "log1p", "expm1", "log2", "log10", "sin", "cos", "tan", 
           "arctan2", "hypot"}
 _PURE = {"snapshot", "zeros_like", "zeros_plus", "unbroadcast", "expand_to", "seed_like",
          "fill_like", "tape_like", "tape_array", "trip_count", "range_last", "restore_at",
-         "axis_extremum_share", "len", "float", "int", "range", "min", "max", "abs", "bool"}
+         "axis_extremum_share", "len", "float", "int", "range", "min", "max", "abs", "bool",
+         "same_shape", "index_in", "slice_at"}
 _VIEWS = {"restore_at"}  # helpers returning a view or an alias, reading no element
 
 

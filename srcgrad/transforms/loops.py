@@ -40,6 +40,7 @@ from ..syntax import assign, call, const, name
 from .elementwise import names_in
 from .elements import rewrite
 from .numbers import simplify
+from .contract import contract
 from .flat_views import flatten_views
 from .windows import POST, PRE, Window, view_path
 
@@ -67,10 +68,11 @@ class Function:
         return [self._indices[k] for k in range(rank)]
 
 
-def fuse_loops(func: gast.FunctionDef, params: dict):
+def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     """(`func` with its elementwise runs as loops, or None if it has none; the kinds of its
-    names). The tree is rewritten in place: pass one the caller owns."""
-    kinds = K.infer(func, params)
+    names). The tree is rewritten in place: pass one the caller owns. `returns`: what
+    calls of the module's other functions return (analysis/kinds.infer)."""
+    kinds = K.infer(func, params, returns)
     used = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
     changed = rewrite(func.body, kinds, roots_of(func, kinds), lambda base: _fresh(base, used))
     changed += simplify(func, kinds)
@@ -78,7 +80,8 @@ def fuse_loops(func: gast.FunctionDef, params: dict):
     func.body = _block(func.body, fn)
     if not fn.loops and not changed:
         return None, kinds
-    flatten_views(func, K.infer(func, params))
+    flatten_views(func, K.infer(func, params, returns))
+    contract(func, K.infer(func, params, returns), returns[0] if returns else ())
     checks = []
     for p in func.args.args:
         kind = kinds.get(p.id, K.TOP)
