@@ -159,6 +159,18 @@ def test_slices_bounded_by_names_agree(func, args, wrt):
     test_the_form_agrees(func, args, wrt)
 
 
+def test_a_slice_from_zero_becomes_elements():
+    """`0:2` once read as no slice at all (a bound of 0 compared equal to False)."""
+    def heads(a):
+        s = 0.0
+        for i in range(a.shape[0]):
+            seg = a[i, 0:2]
+            s += seg[0] * seg[1]
+        return s
+    code = "\n".join(line.split("#")[0] for line in _form(heads, 0, (A,)).splitlines())
+    assert "a[i, 0:2]" not in code and "a[i, 1]" in code
+
+
 def test_slices_bounded_by_names_become_elements():
     text = _form(det, 0, BOUND_CASES[0][1])
     code = "\n".join(line.split("#")[0] for line in text.splitlines())

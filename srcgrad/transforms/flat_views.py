@@ -117,7 +117,7 @@ def _view_of(value, kinds):
     for part in index:
         if isinstance(part, gast.Slice):
             bounds = [_bound(b, kinds) for b in (part.lower, part.upper)]
-            if part.step is not None or False in bounds:
+            if part.step is not None or any(b is False for b in bounds):
                 return None
             parts.append((_SLICE, 0 if bounds[0] is None else bounds[0], bounds[1]))
         elif _integer(part, kinds):
@@ -194,7 +194,8 @@ def _same_extents(func, plans) -> bool:
     arrays = {p[3] for p in plans}
     slices = {tuple(q if q is None or q[0] == _SLICE else _INT for q in p[4]) for p in plans}
     return (len(arrays) == 1 and len(slices) == 1  # constant bounds: the same extents
-            and not any(isinstance(b, gast.AST) for q in plans[0][4] if q for b in q[1:])
+            and not any(isinstance(b, gast.AST) for q in plans[0][4]
+                        if q and q[0] == _SLICE for b in q[1:])
             and not stores_in(func) & arrays)
 
 
