@@ -53,18 +53,33 @@ def flatten_views(func: gast.FunctionDef, kinds: dict) -> int:
         todo = [v for v in views if v not in tried]
         if not todo:
             return done
-        changed, attached = set(), None
+        changed, reread, attached, loads = set(), set(), None, _loads(func)
+        stored = stores_in(func)
         for var in todo:
             if changed and attached is None:
                 attached = {id(b) for b in blocks(func.body)}
-            if any(view[0] in changed or (attached is not None and id(block) not in attached)
-                   or not any(s is stmt for s in block) for block, stmt, view in views[var]):
-                continue  # its view or its binding changed in this round: the next one
+            if var in reread or any(
+                    view[0] in changed or (attached is not None and id(block) not in attached)
+                    or not any(s is stmt for s in block) for block, stmt, view in views[var]):
+                continue  # its view, its binding or its reads changed: the next round
             tried.add(var)
-            if _flatten(func, var, views[var]):
+            if _flatten(func, var, views[var], loads.get(var, []), stored):
                 done += 1
                 changed.add(var)
+                reread |= {view[0] for _, _, view in views[var]}
                 attached = None
+
+
+def _loads(func) -> dict:
+    """name -> [(node, parent)] of every read of the name in `func`. Rewrites are made in
+    place, so the nodes stay those of the tree; only a flattened name's array gains reads
+    (it is then not rewritten again in the round)."""
+    found = {}
+    for parent in gast.walk(func):
+        for node in gast.iter_child_nodes(parent):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                found.setdefault(node.id, []).append((node, parent))
+    return found
 
 
 def _candidates(func, kinds) -> dict:
@@ -149,8 +164,9 @@ def _integer(node, kinds) -> bool:
     return isinstance(node, gast.Name) and kinds.get(node.id) == K.I
 
 
-def _flatten(func, var: str, bindings: list) -> int:
-    """Rewrite `var`'s uses and bindings if every mention is allowed: 1 if it was."""
+def _flatten(func, var: str, bindings: list, loads: list, stored: set) -> int:
+    """Rewrite `var`'s uses and bindings if every mention is allowed: 1 if it was. `loads`:
+    the reads of `var` (node, parent); `stored`: every name `func` binds."""
     plans = []
     for block, stmt, (array, parts) in bindings:
         at = next(k for k, s in enumerate(block) if s is stmt)
@@ -162,33 +178,30 @@ def _flatten(func, var: str, bindings: list) -> int:
         plans.append((block, at, end, array, parts))
     covered = {id(n) for block, at, end, *_ in plans for s in block[at + 1:end]
                for n in gast.walk(s)}
-    outside = [(n, parent) for parent in gast.walk(func) for n in gast.iter_child_nodes(parent)
-               if _is(n, var) and isinstance(n.ctx, gast.Load) and id(n) not in covered]
-    if outside and not (_same_extents(func, plans) and all(_shape_use(n, p)
-                                                            for n, p in outside)):
+    outside = [(n, parent) for n, parent in loads if id(n) not in covered]
+    if outside and not (_same_extents(plans, stored) and all(_shape_use(n, p)
+                                                              for n, p in outside)):
         return 0  # read outside every region (carried by a loop, or after it)
-    new = []
-    for block, at, end, array, parts in plans:
-        region = block[at + 1:end]
-        rewriter = _Uses(var, array, parts, _checked_shapes(region, var), region)
-        copies = []
-        for k, s in enumerate(region):
-            rewriter.position = k
-            copies.append(rewriter.visit(copy.deepcopy(s)))
-        if rewriter.failed:
-            return 0
-        new.append((block, at, end, array, parts, copies))
-    for block, at, end, array, parts, copies in reversed(new):  # later blocks first
-        block[at:end] = _index_checks(block[at], array, parts) + copies
-        if all(is_comment(s) for s in block):  # a branch that only bound the view
-            block.append(gast.Pass())
+    for apply in (False, True):  # check every region, then rewrite them in place
+        for block, at, end, array, parts in reversed(plans):  # later blocks first
+            region = block[at + 1:end]
+            rewriter = _Uses(var, array, parts, _checked_shapes(region, var), region, apply)
+            for k, s in enumerate(region):
+                rewriter.position = k
+                block[at + 1 + k] = rewriter.visit(s)
+            if rewriter.failed:
+                return 0
+            if apply:
+                block[at:at + 1] = _index_checks(block[at], array, parts)
+                if all(is_comment(s) for s in block):  # a branch that only bound the view
+                    block.append(gast.Pass())
     if outside:
         _, _, _, array, parts = plans[0]
-        _Uses(var, array, parts, {}, []).visit(func)  # the shapes read outside
+        _Uses(var, array, parts, {}, [], apply=True).visit(func)  # the shapes read outside
     return 1
 
 
-def _same_extents(func, plans) -> bool:
+def _same_extents(plans, stored) -> bool:
     """Whether every binding views one array, never bound again, with the same slices:
     then every binding has the same extents, read anywhere (an array keeps its shape)."""
     arrays = {p[3] for p in plans}
@@ -196,7 +209,7 @@ def _same_extents(func, plans) -> bool:
     return (len(arrays) == 1 and len(slices) == 1  # constant bounds: the same extents
             and not any(isinstance(b, gast.AST) for q in plans[0][4]
                         if q and q[0] == _SLICE for b in q[1:])
-            and not stores_in(func) & arrays)
+            and not stored & arrays)
 
 
 def _shape_use(node, parent) -> bool:
@@ -229,12 +242,13 @@ def _is(node, var) -> bool:
 
 
 class _Uses(gast.NodeTransformer):
-    """Rewrites the allowed uses of a view in copies of its region; `failed` if any use is
-    not allowed."""
+    """Checks (then, with `apply`, rewrites in place) the uses of a view in its region;
+    `failed` if any use is not allowed."""
 
-    def __init__(self, var, array, parts, checked, region):
+    def __init__(self, var, array, parts, checked, region, apply=False):
         self.var, self.array, self.parts = var, array, parts
         self.checked, self.region, self.failed = checked, region, False
+        self.apply = apply  # False: only check (the tree is left as it is)
         self.free = [d for d, p in enumerate(parts) if p is None or p[0] == _SLICE]
         self.loops, self.position = [], 0  # the `for` loops around the node visited
 
@@ -275,18 +289,21 @@ class _Uses(gast.NodeTransformer):
                             gast.BinOp(left=start, op=gast.Add(), right=j))
             if not ok:
                 self.failed = True
-        node.value = name(self.array)
-        node.slice = full[0] if len(full) == 1 else gast.Tuple(elts=full, ctx=gast.Load())
+        if self.apply:
+            node.value = name(self.array)
+            node.slice = full[0] if len(full) == 1 else gast.Tuple(elts=full, ctx=gast.Load())
         return node
 
     def visit_Attribute(self, node):
         if _is(node.value, self.var) and node.attr == "shape":
-            return self._extents()
+            return self._extents() if self.apply else node
         return self.generic_visit(node)
 
     def visit_Call(self, node):
         if _is(node.func, "same_shape") and node.args and _is(node.args[0], self.var):
-            node.args = [self._extents()] + [self.visit(a) for a in node.args[1:]]
+            rest = [self.visit(a) for a in node.args[1:]]
+            if self.apply:
+                node.args = [self._extents()] + rest
             return node
         return self.generic_visit(node)
 
