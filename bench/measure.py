@@ -11,9 +11,9 @@ than hidden in memory an earlier call freed. Small numbers (below about 1 MiB)
 are at the resolution of this method.
 
 Timings run with the allocator in its steady state instead (`steady_allocator`:
-blocks up to 32 MiB are reused from the heap, as glibc's adaptive threshold
-settles to after a few calls), so that they measure the code, not page faults
-of fresh mappings: with the 64 KiB threshold every array of 8,192 doubles or
+blocks up to 32 MiB are reused from the heap, freed heap memory up to 64 MiB is
+kept: the values srcgrad/backend/allocator.py sets when a gradient is made), so
+that they measure the code, not page faults of fresh mappings: with the 64 KiB threshold every array of 8,192 doubles or
 more was mapped and faulted in afresh at each allocation.
 """
 from __future__ import annotations

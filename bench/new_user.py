@@ -23,9 +23,9 @@ Timing: every callable is called once first (its "first call": building and
 compiling the gradient, tracing and compiling for JAX), then all of them are
 called in turn, round after round, so a burst of load on the shared machine
 hits all of them; each sample repeats a call enough times to last about 2 ms;
-medians are reported. Timings run with glibc's thresholds fixed where its
-adaptive ones settle after a few calls (`measure.steady_allocator`, as the
-suite's workers do): with the defaults, large tapes were sometimes mapped and
+medians are reported. Timings run with glibc's thresholds fixed where srcgrad
+sets them itself when a gradient is made (`measure.steady_allocator`, as the
+suite's workers do; srcgrad/backend/allocator.py): with the defaults, large tapes were sometimes mapped and
 page-faulted afresh at every call (pendulum: 4.3x instead of 1.6x), and a
 fixed MALLOC_MMAP_THRESHOLD_ of 64 KiB does that to every large temporary. Peak
 memory is measured afterwards in a child process started with that

@@ -38,7 +38,7 @@ from numba.core.caching import NullCache
 from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
 from ..errors import Location, SrcgradError, SrcgradWarning, outside
-from . import fused, helper_cache
+from . import allocator, fused, helper_cache
 from .shared_cache import shared
 from .numba_reasons import construct
 from .reals import ComplexWarning, complex_type, first_complex_line, has_complex
@@ -49,6 +49,8 @@ class Compiled:
                  jit=True, form=True):
         python_func = getattr(module, function)
         jit = jit and not numba.config.DISABLE_JIT  # NUMBA_DISABLE_JIT=1: run as Python
+        if jit:
+            allocator.steady()  # tapes from reused memory (allocator.py)
         self.python = python_func
         self.module = module
         self.path = str(path)
