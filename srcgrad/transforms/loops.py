@@ -41,6 +41,7 @@ from .elementwise import names_in
 from .elements import rewrite
 from .numbers import simplify
 from .contract import contract
+from .exit_tapes import exit_tapes
 from .flat_views import flatten_views
 from .windows import POST, PRE, Window, view_path
 
@@ -76,6 +77,7 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     used = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
     changed = rewrite(func.body, kinds, roots_of(func, kinds), lambda base: _fresh(base, used))
     changed += simplify(func, kinds)
+    changed += exit_tapes(func)
     fn = Function(func, kinds)
     func.body = _block(func.body, fn)
     if not fn.loops and not changed:
