@@ -113,7 +113,7 @@ def returned(func: gast.FunctionDef, kinds: dict):
     kind = _BOTTOM
     for node in gast.walk(func):
         if isinstance(node, gast.Return):
-            kind = join(kind, F if node.value is None else kind_of(node.value, kinds))
+            kind = join(kind, TOP if node.value is None else kind_of(node.value, kinds))
     return kind
 
 

@@ -10,8 +10,8 @@ shapes agree, `restore_at(tape, k, x)` a row of the tape or x) takes the roots o
 may return; a list takes the roots of what is appended to it. Flow-insensitive, to a
 fixed point. A call of a function in `generated` (the generated functions of the same
 module) returns new arrays or views of its arguments: the call's site and the arguments'
-roots (generated code binds no global arrays). Guarantee: two names whose root sets are disjoint and free of `UNKNOWN`
-never hold views of the same memory.
+roots (generated code binds no global arrays). Guarantee: two names whose root sets are
+disjoint and free of `UNKNOWN` never hold views of the same memory.
 """
 from __future__ import annotations
 

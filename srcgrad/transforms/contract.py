@@ -10,8 +10,8 @@ arithmetic that computed element (i, j).
 
 Soundness rule. In a block, `t = np.empty(n)` is followed (with statements between that
 do not mention `t`) by the loop nest `for k1 in range(n[0]): ... for kr in range(n[r-1])`
-(r the rank of t; nothing else in the outer bodies) whose innermost body stores into `t`
-once, `t[k1, ..., kr] = v`, and mentions it nowhere else. `v`'s expression E, after
+(r the rank of t; nothing else in the outer bodies) whose innermost body, simple
+statements only (no branch, no break), stores into `t` once, `t[k1, ..., kr] = v`, and mentions it nowhere else. `v`'s expression E, after
 replacing the body's names bound once before the store by their values, has at most
 three operations `+ - *` (or a unary `-`; not `/`, which costs more than the memory it
 would save: ode's `_adj_y / 6.0 * h` read three times ran slower) whose operands are
@@ -133,7 +133,8 @@ def _contract(func, block, at, kinds, roots) -> bool:
 
 def _nest(loop, n, rank):
     """(targets, innermost body) when `loop` is `for k1 in range(n[0]): ... for kr in
-    range(n[r-1])` with nothing else in the outer bodies."""
+    range(n[r-1])` with nothing else in the outer bodies and only simple statements in the
+    innermost one (no branch or break: every element is stored)."""
     targets = []
     for d in range(rank):
         if not (isinstance(loop, gast.For) and not loop.orelse
@@ -146,7 +147,8 @@ def _nest(loop, n, rank):
             if len(inner) != 1:
                 return None
             loop = inner[0]
-    return (targets, loop.body) if len(set(targets)) == rank else None
+    simple = all(isinstance(s, (gast.Assign, gast.AugAssign, gast.Expr)) for s in loop.body)
+    return (targets, loop.body) if len(set(targets)) == rank and simple else None
 
 
 def _is_extent(node, n, d) -> bool:

@@ -11,26 +11,32 @@ check that an integer index is in bounds (numba's boundscheck raised there befor
 Only views bound inside loops are rewritten (one outside a loop is made once).
 
 Soundness rule. A view's elements are its array's elements at fixed offsets: `a[i][j]`
-is `a[i, j]` and `a[lo:hi][j]` is `a[lo + j]` for 0 <= j < the slice's length, as long
-as `a` and the index's names are not bound again. For each name `v` every binding is
-`v = b[idx]`, `b` an array (or a view flattened in turn) of known rank, `idx` integers
-(names or constants) and slices `lo:hi` with non-negative constant bounds and no step
-(a view of a view is a view of the first once the first is flattened, in the next
-round); and every mention of `v` is in the *region* of one binding: the statements
-after it in its block, up to the first that binds `v`, the array or a name of the index
-(at any depth). There `v` is used only as:
+is `a[i, j]` and `a[lo:hi][j]` is `a[start + j]` for 0 <= j < the slice's length, as
+long as `a` and the index's names are not bound again; start is lo for a constant lo >= 0
+(past the end the slice is empty and no j exists), else `slice_at(lo, n)` for the extent
+n: NumPy's reading of a bound (negative: from the end; then clamped to 0..n). For each
+name `v` every binding is `v = b[idx]`, `b` an array (or a view flattened in turn) of
+known rank, `idx` integers (names or constants) and slices `lo:hi` without a step whose
+bounds are absent, integer constants or integer names (a view of a view is a view of the
+first once the first is flattened, in the next round); and every mention of `v` is in
+the *region* of one binding: the statements after it in its block, up to the first that
+binds `v`, the array or a name of the index or of a bound (at any depth). There `v` is
+used only as:
 - `v[j, ...]` with one index per dimension, each a constant, or a name for an integer
-  dimension; through a slice, a constant 0 <= j < hi - lo or the target of a `for j in
-  range(n[d])` inside the region where the region checked `n` against `v`'s shape
-  (`same_shape(v, n)` or `n = v.shape`): j is then within the slice;
+  dimension; through a slice, a constant 0 <= j < hi - lo (constant bounds) or the
+  target of a `for j in range(n[d])` inside the region where the region checked `n`
+  against `v`'s shape (`same_shape(v, n)` or `n = v.shape`): j is then within the slice;
 - `v.shape`, or `same_shape(v, n)` (the check then compares the computed extents);
 - the array of another view's binding `w = v[...]` over its whole dimensions (`w` then
   views `a` directly: `w = a[i, 0:3]`).
-A slice's length is `max(0, min(hi, n) - lo)` for an extent n, as NumPy clamps it. Names
-failing any of this keep their views. Loop-carried reads (a mention before the binding
-in a loop body) and reads after the region are not covered, so such names are kept too,
-unless they only read the shape and every binding views one array, never bound again,
-with the same slices (the extents are then the same wherever they are read).
+A slice's length is `max(0, stop - start)` for an extent n, stop being n (no bound),
+`min(hi, n)` (a constant) or `slice_at(hi, n)`, as NumPy clamps it. Names failing any of
+this keep their views. Loop-carried reads (a mention before the binding in a loop body)
+and reads after the region are not covered, so such names are kept too, unless they only
+read the shape and every binding views one array, never bound again, with the same
+constant slices (the extents are then the same wherever they are read).
+
+Each name's regions are all checked before any is rewritten, in place.
 """
 from __future__ import annotations
 
