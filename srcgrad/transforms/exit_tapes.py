@@ -105,7 +105,7 @@ def _rewrite(func, tape) -> int:
         return 0
     block, f = found
     looped = [(s, b, lp) for s, b, lp in pushes if lp is f and any(s is x for x in f.body)]
-    if len(looped) != len(pushes) - 1:
+    if not looped or len(looped) != len(pushes) - 1:
         return 0
     after = next((r for r in (_before(stmt, blk, var) for stmt, blk, _ in restores) if r), None)
     if after is None:
