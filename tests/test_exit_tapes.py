@@ -57,9 +57,25 @@ def countdown(x):
     return total
 
 
+def two_loops(x):
+    """Two assignments per inner iteration, and a second loop updating r after the first:
+    the tape's pushes sit in two loops, which the rule does not take (values as before)."""
+    total = 0.0
+    for i in range(x.shape[0]):
+        r = x[i]
+        for j in range(i):
+            r = r + x[j] * 0.5
+            r = r - np.sin(x[j])
+        for j in range(2):
+            r = r + x[j] * 0.25
+        total += r * r
+    return total
+
+
 rng = np.random.default_rng(5)
 X = rng.uniform(-0.9, 0.9, 6)
-CASES = [(residuals, (X, 9)), (triangle, (X,)), (products, (X,)), (countdown, (X,))]
+CASES = [(residuals, (X, 9)), (triangle, (X,)), (products, (X,)), (countdown, (X,)),
+         (two_loops, (X,))]
 
 
 @pytest.mark.parametrize("func, args", CASES, ids=[c[0].__name__ for c in CASES])
