@@ -41,10 +41,26 @@ def in_a_loop(x, w):
     return s
 
 
+def ping(x, n):  # mutual recursion: what a call returns is TOP where followed back
+    if n <= 0:
+        return np.sum(x * x)
+    return pong(x[1:], n - 1) + np.sum(np.sin(x))
+
+
+def pong(x, n):
+    if n <= 0:
+        return np.sum(np.cos(x))
+    return 0.5 * ping(x * 2.0, n - 1) + ping(x[:-1], n - 1)
+
+
+def mutual(x):
+    return ping(x, 3)
+
+
 rng = np.random.default_rng(11)
 X, W = rng.uniform(0.2, 1.2, 5), rng.uniform(-1, 1, 5)
 CASES = [(read_after, (X,), 0), (leaf_written, (X,), 0), (in_a_loop, (X, W), (0, 1)),
-         (det, (rng.uniform(-1, 1, (5, 5)),), 0)]
+         (det, (rng.uniform(-1, 1, (5, 5)),), 0), (mutual, (np.linspace(0.1, 0.9, 7),), 0)]
 
 
 @pytest.mark.parametrize("func, args, wrt", CASES, ids=[c[0].__name__ for c in CASES])
