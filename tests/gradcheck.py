@@ -495,3 +495,29 @@ def gradient_without_forms(func, wrt, args):
 
 def as_tuple(value):
     return value if isinstance(value, tuple) else (value,)
+
+
+def assert_form_agrees(func, args, wrt=0, exact=False):
+    """`func`'s gradient runs in its compiled form (numba) and agrees with the gradient of
+    the generated function itself (to the last bit with `exact`, else to 1e-13) and with
+    central differences."""
+    import srcgrad
+    g = srcgrad.grad(func, wrt=wrt)
+    got = g(*args)
+    assert g._last.compiled.form.state == "on" and g.backend == "numba"
+    for a, b in zip(as_tuple(got), as_tuple(gradient_without_forms(func, wrt, args))):
+        if exact:
+            np.testing.assert_array_equal(a, b)
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+    for k, a in zip(wrt if isinstance(wrt, tuple) else (wrt,), as_tuple(got)):
+        assert_close(a, numerical_grad(func, args, k), rtol=1e-5, atol=1e-7)
+
+
+def form_code(func, wrt, args) -> str:
+    """The code of `func`'s compiled form after one call, its comments removed."""
+    import srcgrad
+    g = srcgrad.grad(func, wrt=wrt)
+    g(*args)
+    with open(g._last.compiled.form.path) as handle:
+        return "\n".join(line.split("#")[0] for line in handle.read().splitlines())

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import srcgrad
-from gradcheck import as_tuple, assert_close, gradient_without_forms, numerical_grad
-from test_flat_views import det
+from bench.problems.det import det
+from gradcheck import assert_form_agrees, form_code
 
 
 def read_after(x):
@@ -65,36 +65,23 @@ CASES = [(read_after, (X,), 0), (leaf_written, (X,), 0), (in_a_loop, (X, W), (0,
 
 @pytest.mark.parametrize("func, args, wrt", CASES, ids=[c[0].__name__ for c in CASES])
 def test_the_form_agrees(func, args, wrt):
-    g = srcgrad.grad(func, wrt=wrt)
-    got = g(*args)
-    assert g._last.compiled.form.state == "on" and g.backend == "numba"
-    for a, b in zip(as_tuple(got), as_tuple(gradient_without_forms(func, wrt, args))):
-        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
-    for k, a in zip(wrt if isinstance(wrt, tuple) else (wrt,), as_tuple(got)):
-        assert_close(a, numerical_grad(func, args, k), rtol=1e-5, atol=1e-7)
-
-
-def _code(func, wrt, args):
-    g = srcgrad.grad(func, wrt=wrt)
-    g(*args)
-    text = open(g._last.compiled.form.path).read()
-    return "\n".join(line.split("#")[0] for line in text.splitlines())
+    assert_form_agrees(func, args, wrt)
 
 
 def test_elements_are_recomputed_where_read():
-    code = _code(read_after, 0, (X,))
+    code = form_code(read_after, 0, (X,))
     assert "\n    a = np.empty" not in code and " a[" not in code
     assert "2.0 * (x[0] + 1.0) * x[0]" in code
 
 
 def test_a_written_leaf_keeps_the_array():
-    assert "\n    a = np.empty" in _code(leaf_written, 0, (X,))
+    assert "\n    a = np.empty" in form_code(leaf_written, 0, (X,))
 
 
 def test_det_recomputes_its_minors_adjoint():
     """The recursive call's partials have a known kind (fused.Returns), so the minor's
     adjoint is elementwise, then recomputed in the two loops that read it."""
-    code = _code(det, 0, (CASES[3][1][0],))
+    code = form_code(det, 0, (CASES[3][1][0],))
     assert "_adj_minor" not in code and "_adj__t18 * _t11 * _t15[_k, _j]" in code
 
 

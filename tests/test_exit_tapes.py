@@ -8,19 +8,8 @@ import ast
 import numpy as np
 import pytest
 
-import srcgrad
-from gradcheck import as_tuple, assert_close, gradient_without_forms, numerical_grad
-
-
-def residuals(x, n):  # llsq: r pushed m times per i, read only outside the inner loop
-    total = 0.0
-    for i in range(n):
-        t = -1.0 + i * 2.0 / (n - 1)
-        r = np.sign(t)
-        for j in range(x.shape[0]):
-            r -= x[j] * t ** j
-        total += r * r
-    return total / 2.0
+from gradcheck import assert_form_agrees, form_code
+from test_corpus_regressions import outer_value_read_in_inner_loop as residuals  # llsq's loop
 
 
 def triangle(x):
@@ -80,18 +69,7 @@ CASES = [(residuals, (X, 9)), (triangle, (X,)), (products, (X,)), (countdown, (X
 
 @pytest.mark.parametrize("func, args", CASES, ids=[c[0].__name__ for c in CASES])
 def test_the_form_agrees(func, args):
-    g = srcgrad.grad(func)
-    got = g(*args)
-    assert g._last.compiled.form.state == "on" and g.backend == "numba"
-    for a, b in zip(as_tuple(got), as_tuple(gradient_without_forms(func, 0, args))):
-        np.testing.assert_array_equal(a, b)
-    assert_close(got, numerical_grad(func, args, 0), rtol=1e-5, atol=1e-7)
-
-
-def _code(func, args):
-    g = srcgrad.grad(func)
-    g(*args)
-    return open(g._last.compiled.form.path).read()
+    assert_form_agrees(func, args, exact=True)
 
 
 def _inner(code):
@@ -102,7 +80,7 @@ def _inner(code):
 
 
 def test_one_push_per_outer_iteration():
-    code = _code(residuals, (X, 9))
+    code = form_code(residuals, 0, (X, 9))
     lines = [line.strip() for line in code.splitlines()]
     assert lines.count("_tape_r.append(r)") == 2 and lines.count("r = restore(_tape_r, r)") == 2
     loops = _inner(code)
@@ -110,5 +88,5 @@ def test_one_push_per_outer_iteration():
 
 
 def test_a_value_the_backward_loop_reads_keeps_its_pushes():
-    forward, backward = _inner(_code(products, (X,)))
+    forward, backward = _inner(form_code(products, 0, (X,)))
     assert "_tape_p.append(p)" in forward and "p = restore(_tape_p, p)" in backward

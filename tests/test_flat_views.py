@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import srcgrad
-from gradcheck import as_tuple, assert_close, gradient_without_forms, numerical_grad
+from bench.problems.det import det  # slices bounded by the loop's index, in a recursion
+from gradcheck import assert_close, assert_form_agrees, form_code, numerical_grad
 
 
 def project(c, x):  # ba's shape: a helper taking rows, slicing a parameter row
@@ -60,32 +61,18 @@ CASES = [(observations, (CAMS, XS), (0, 1)), (carried_row, (A, W), (0, 1)),
 
 @pytest.mark.parametrize("func, args, wrt", CASES, ids=[c[0].__name__ for c in CASES])
 def test_the_form_agrees(func, args, wrt):
-    g = srcgrad.grad(func, wrt=wrt)
-    got = g(*args)
-    assert g._last.compiled.form.state == "on" and g.backend == "numba"
-    for a, b in zip(as_tuple(got), as_tuple(gradient_without_forms(func, wrt, args))):
-        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
-    for k, a in zip(wrt if isinstance(wrt, tuple) else (wrt,), as_tuple(got)):
-        assert_close(a, numerical_grad(func, args, k), rtol=1e-5, atol=1e-7)
-
-
-def _form(func, wrt, args):
-    g = srcgrad.grad(func, wrt=wrt)
-    g(*args)
-    return open(g._last.compiled.form.path).read()
+    assert_form_agrees(func, args, wrt)
 
 
 def test_inlined_rows_and_slices_become_elements():
-    text = _form(observations, (0, 1), (CAMS, XS))
-    code = [line.split("#")[0] for line in text.splitlines()]
+    code = form_code(observations, (0, 1), (CAMS, XS)).splitlines()
     assert not any("= cams[i]" in line or "= X[i]" in line or "[3:6]" in line for line in code)
     assert any("cams[i, 3 + _k]" in line for line in code)
     assert any("index_in(cams.shape[0], i)" in line for line in code)
 
 
 def test_a_row_read_before_it_is_bound_again_stays_a_view():
-    text = _form(carried_row, (0, 1), (A, W))
-    assert "prev = a[0]" in text
+    assert "prev = a[0]" in form_code(carried_row, (0, 1), (A, W))
 
 
 def test_a_row_out_of_bounds_is_still_an_index_error():
@@ -124,19 +111,6 @@ def test_a_branch_left_without_statements_gets_pass(x):
                      rtol=1e-5, atol=1e-7)
 
 
-def det(A):  # bench's det: slices bounded by the loop's index, in a recursion
-    n = A.shape[0]
-    if n == 1:
-        return A[0, 0]
-    total = 0.0
-    for j in range(n):
-        minor = np.zeros((n - 1, n - 1))
-        minor[:, :j] = A[1:, :j]
-        minor[:, j:] = A[1:, j + 1:]
-        total = total + (-1.0) ** j * A[0, j] * det(minor)
-    return total
-
-
 def windows(x, w):
     """Bounds that are names, negative at the start (clamped as NumPy clamps them: an
     empty window), past the end, and negative constants."""
@@ -156,7 +130,7 @@ BOUND_CASES = [(det, (rng.uniform(-1, 1, (4, 4)),), 0),
 
 @pytest.mark.parametrize("func, args, wrt", BOUND_CASES, ids=["det", "windows"])
 def test_slices_bounded_by_names_agree(func, args, wrt):
-    test_the_form_agrees(func, args, wrt)
+    assert_form_agrees(func, args, wrt)
 
 
 def test_a_slice_from_zero_becomes_elements():
@@ -167,12 +141,11 @@ def test_a_slice_from_zero_becomes_elements():
             seg = a[i, 0:2]
             s += seg[0] * seg[1]
         return s
-    code = "\n".join(line.split("#")[0] for line in _form(heads, 0, (A,)).splitlines())
+    code = form_code(heads, 0, (A,))
     assert "a[i, 0:2]" not in code and "a[i, 1]" in code
 
 
 def test_slices_bounded_by_names_become_elements():
-    text = _form(det, 0, BOUND_CASES[0][1])
-    code = "\n".join(line.split("#")[0] for line in text.splitlines())
+    code = form_code(det, 0, BOUND_CASES[0][1])
     assert "A[1:, :j]" not in code and "= A[1 + _k, _j]" in code
     assert "slice_at(j, minor.shape[1]) + _j" in code
