@@ -35,6 +35,11 @@ def is_name(node, var: str) -> bool:
     return isinstance(node, gast.Name) and node.id == var
 
 
+def named(node, var: str) -> list:
+    """Every name `var` in `node`, at any depth (read or written)."""
+    return [n for n in gast.walk(node) if is_name(n, var)]
+
+
 def is_call(node, func: str) -> bool:
     """`node` calls the plain name `func` (a runtime helper such as `unbroadcast`)."""
     return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == func

@@ -39,7 +39,7 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.roots import UNKNOWN, of_expr, roots as roots_of
 from ..frontend.trees import stores_in
-from ..syntax import blocks, is_call, is_comment, is_name, name
+from ..syntax import blocks, is_call, is_comment, is_name, name, named
 from .elementwise import effects
 
 _MAX_OPS = 3
@@ -76,14 +76,10 @@ def _allocated(stmt, kinds):
     return None
 
 
-def _mentions(node, var) -> list:
-    return [n for n in gast.walk(node) if is_name(n, var)]
-
-
 def _contract(func, block, at, kinds, roots) -> bool:
     t, n = _allocated(block[at], kinds)
     rank = kinds[t][1]
-    loop_at = next((k for k in range(at + 1, len(block)) if _mentions(block[k], t)), None)
+    loop_at = next((k for k in range(at + 1, len(block)) if named(block[k], t)), None)
     if loop_at is None:
         return False
     nest = _nest(block[loop_at], n, rank)
@@ -111,9 +107,9 @@ def _contract(func, block, at, kinds, roots) -> bool:
             break
         new = (new - stores_in(block[k])) | _allocates(block[k], kinds, roots)
     region = block[loop_at + 1:end]
-    allowed = {id(block[at].targets[0])} | {id(x) for x in _mentions(store.targets[0], t)}
-    inside = {id(x) for s in region for x in _mentions(s, t)}
-    if any(id(x) not in allowed | inside for x in _mentions(func, t)):
+    allowed = {id(block[at].targets[0])} | {id(x) for x in named(store.targets[0], t)}
+    inside = {id(x) for s in region for x in named(s, t)}
+    if any(id(x) not in allowed | inside for x in named(func, t)):
         return False
     reads = _Reads(t, n, rank, expr, targets, kinds)
     for s in region:
@@ -164,13 +160,13 @@ def _at_targets(index, targets) -> bool:
 
 def _store(body, t, targets):
     """The body's only statement mentioning `t`, if it is `t[k1, ..., kr] = v`."""
-    stores = [s for s in body if _mentions(s, t)]
+    stores = [s for s in body if named(s, t)]
     if len(stores) != 1:
         return None
     s = stores[0]
     if isinstance(s, gast.Assign) and len(s.targets) == 1 \
             and isinstance(s.targets[0], gast.Subscript) and is_name(s.targets[0].value, t) \
-            and _at_targets(s.targets[0].slice, targets) and len(_mentions(s, t)) == 1:
+            and _at_targets(s.targets[0].slice, targets) and len(named(s, t)) == 1:
         return s
     return None
 

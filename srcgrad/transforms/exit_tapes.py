@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import is_call, is_name, method, name
-from .contract import _mentions
+from ..syntax import is_call, is_name, method, name, named
 
 _LOOPS = (gast.For, gast.While)
 
@@ -55,13 +54,13 @@ def _sites(func, tape):
     def visit(block, loop):
         for stmt in block:
             if isinstance(stmt, (gast.If, gast.For, gast.While)):
-                if any(_mentions(part, tape) for part in
+                if any(named(part, tape) for part in
                        (getattr(stmt, "test", None), getattr(stmt, "iter", None)) if part):
                     found.append((stmt, block, loop))
                 inner = stmt if isinstance(stmt, _LOOPS) else loop
                 visit(stmt.body, inner)
                 visit(stmt.orelse, inner)
-            elif _mentions(stmt, tape):
+            elif named(stmt, tape):
                 found.append((stmt, block, loop))
     visit(func.body, None)
     return found
@@ -114,7 +113,7 @@ def _rewrite(func, tape) -> int:
     inner = [(s, b, lp) for s, b, lp in restores
              if lp is b_loop and any(s is x for x in b_loop.body)]
     if len(inner) != len(looped) or len(inner) != len(restores) - 1 \
-            or len(_mentions(b_loop, var)) != 2 * len(inner):  # only the restores' own
+            or len(named(b_loop, var)) != 2 * len(inner):  # only the restores' own
         return 0
     f.body[:] = [s for s in f.body if not any(s is x for x, _, _ in looped)]
     b_loop.body[:] = [s for s in b_loop.body if not any(s is x for x, _, _ in inner)]
@@ -132,7 +131,7 @@ def _before(stmt, block, var):
     """(block, place, B) when `stmt` is Q0 (module doc): B the loop before it, no
     statement between them mentioning `var`."""
     at = next((k for k, s in enumerate(block) if s is stmt), None)
-    back = next((k for k in range(at - 1, -1, -1) if _mentions(block[k], var)), None) \
+    back = next((k for k in range(at - 1, -1, -1) if named(block[k], var)), None) \
         if at else None
     if back is None or not isinstance(block[back], _LOOPS):
         return None
@@ -144,8 +143,8 @@ def _around(stmt, block, var, tape):
     statement between them mentioning `var` or `tape`."""
     at = next((k for k, s in enumerate(block) if s is stmt), None)
     nxt = next((k for k in range(at + 1, len(block))
-                if isinstance(block[k], _LOOPS) or _mentions(block[k], var)
-                or _mentions(block[k], tape)), None)
+                if isinstance(block[k], _LOOPS) or named(block[k], var)
+                or named(block[k], tape)), None)
     if nxt is None or not isinstance(block[nxt], _LOOPS):
         return None
     return block, block[nxt]

@@ -82,8 +82,9 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     func.body = _block(func.body, fn)
     if not fn.loops and not changed:
         return None, kinds
-    flatten_views(func, K.infer(func, params, returns))
-    contract(func, K.infer(func, params, returns), returns[0] if returns else ())
+    looped = K.infer(func, params, returns)  # the loops' names too (views only go)
+    flatten_views(func, looped)
+    contract(func, looped, returns[0] if returns else ())
     checks = []
     for p in func.args.args:
         kind = kinds.get(p.id, K.TOP)

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import const, is_name
+from ..syntax import const, is_name, named
 
 _LOOPS = (gast.For, gast.While)
 _COMPOUND = (gast.If, gast.For, gast.While)
@@ -68,7 +68,7 @@ def _fresh(value) -> bool:
 
 def mentions(stmt, var: str) -> bool:
     """Whether `stmt` (or anything nested in it) names `var` (optimize.py exports it too)."""
-    return any(is_name(n, var) for n in gast.walk(stmt))
+    return bool(named(stmt, var))
 
 
 def _harmless(stmt, var: str, writes: bool) -> bool:

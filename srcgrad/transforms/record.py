@@ -59,7 +59,7 @@ import itertools
 from ..analysis.shape_classes import shape_varying
 from ..frontend.trees import reads, stores_in
 from .optimize import blocks, drop_empty, written
-from ..syntax import assign, call, const, insert_before, method, name, remove
+from ..syntax import assign, call, const, insert_before, method, name, named, remove
 from .inverses import counters, dead_writes_back
 from .iterations import in_branches, iteration, mirrored_branch, places
 from .recompute import changes, is_restore, rematerialize, value_reads
@@ -325,7 +325,7 @@ def _load_at_start(backward: list, undo, var: str, tape: str, index) -> None:
 
 
 def _mentions(stmts: list, var: str) -> int:
-    return sum(1 for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name) and n.id == var)
+    return sum(len(named(s, var)) for s in stmts)
 
 
 def _index_rebound(body: list, index, var: str) -> bool:
