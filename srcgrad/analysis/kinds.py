@@ -332,6 +332,11 @@ def _numpy(attr, args, node):
         return ("arr", max(k[1] for k in arrays), "f") if arrays else F
     if attr in _REDUCTIONS and len(args) == 1 and not node.keywords:
         return F if is_array(args[0]) and args[0][2] == "f" else TOP
+    if attr in _REDUCTIONS and len(args) == 1 and [k.arg for k in node.keywords] == ["axis"] \
+            and isinstance(node.keywords[0].value, gast.Constant) \
+            and type(node.keywords[0].value.value) is int:  # along one axis of >= 2
+        return ("arr", args[0][1] - 1, "f") if is_array(args[0]) and args[0][1] >= 2 \
+            and args[0][2] == "f" else TOP
     if attr in _ALLOCATE and len(args) == 1 and not node.keywords:
         shape = args[0]
         if shape == I:
@@ -354,6 +359,8 @@ def _helper(name, args):
         return F
     if name in ("int",):
         return I
+    if name in ("min", "max") and len(args) >= 2 and all(k in (I, F) for k in args):
+        return I if all(k == I for k in args) else F
     if name in _LIKE and len(args) > _LIKE[name][0]:
         position, floats = _LIKE[name]
         like = args[position]

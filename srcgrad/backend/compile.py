@@ -120,9 +120,10 @@ class Compiled:
         """`same_code` (below), for the compiled form's twins (backend/fused.py)."""
         return same_code(f, g)
 
-    def jitted(self, func):
-        """`func` (of the generated module's namespace) compiled as the function is."""
-        dispatcher = _quiet(numba.njit(cache=True, boundscheck=True)(func), self._cache_dir,
+    def jitted(self, func, boundscheck=True):
+        """`func` (of the generated module's namespace) compiled as the function is (without
+        numba's boundscheck where it checks its indices itself: transforms/bounds.py)."""
+        dispatcher = _quiet(numba.njit(cache=True, boundscheck=boundscheck)(func), self._cache_dir,
                             self._uncache_recursive)
         self._refusing_complex(dispatcher)
         return dispatcher

@@ -1,0 +1,152 @@
+"""Facts about the extents of arrays that a block of the compiled form establishes, for
+transforms/bounds.py (which indices need no check).
+
+A fact is a tuple:
+- `("dim", A, p, E)`: `A.shape[p] == E`, where E is `("sub", S, d)` (the element d of the
+  tuple named S) or `("name", n)` (the int named n);
+- `("in", A, p, e)`: e (an int name or constant) indexes dimension p of A (checked).
+`learn(stmt, facts, kinds)` gives the facts a statement adds: `S = A.shape`,
+`S = (A.shape[k], ...)`, `n = S[d]`, `n = A.shape[k]`, `same_shape(A, S)`,
+`same_shape((A.shape[k], ...), S)`, `A = np.empty/zeros/ones(S or n)`,
+`index_in(A.shape[k], e)`. A fact holds until a name it reads is bound again:
+`without(facts, names)` drops those (the caller passes what a statement binds,
+`assigned`). `bounded_range(args)` is the extent E a `range(*args)` stays below, if its
+form shows one. Shapes never change, so a fact about A holds while A names the same array.
+"""
+from __future__ import annotations
+
+import gast
+
+from . import kinds as K
+
+_INT = ("num", "i")
+_ALLOCATE = {"empty", "zeros", "ones"}
+
+
+def assigned(stmts) -> set:
+    """Names a statement list binds anywhere in it (loop targets and nested bodies too)."""
+    return {n.id for s in stmts for n in gast.walk(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
+
+
+def bounded_range(args):
+    """The extent E (a fact's value) such that `range(*args)` takes only 0 <= v < E:
+    range(E), range(c, E) with a constant c >= 0 (step 1), range(E - 1, c, -1) with a
+    constant c >= -1; else None."""
+    if len(args) == 1:
+        return extent_of(args[0])
+    first, step = args[0], int_value(args[2]) if len(args) == 3 else 1
+    start, stop = int_value(first), int_value(args[1])
+    if step == 1 and start is not None and start >= 0:
+        return extent_of(args[1])
+    if step == -1 and stop is not None and stop >= -1 and isinstance(first, gast.BinOp) \
+            and isinstance(first.op, gast.Sub) and int_value(first.right) == 1:
+        return extent_of(first.left)
+    return None
+
+
+def int_value(node):
+    """The value of an int constant (`-1` parses as a negation), else None."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        inner = int_value(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def extent_of(node):
+    """("sub", S, d) for `S[d]` (S a name, d a constant), ("name", n) for a name n."""
+    if isinstance(node, gast.Name):
+        return ("name", node.id)
+    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
+            and isinstance(node.slice, gast.Constant) and type(node.slice.value) is int:
+        return ("sub", node.value.id, node.slice.value)
+    return None
+
+
+def known(part):
+    """What an "in" fact names for an index component: a name, an int constant, or None."""
+    if isinstance(part, gast.Name):
+        return part.id
+    if isinstance(part, gast.Constant) and type(part.value) is int:
+        return part.value
+    return None
+
+
+def _names_of(fact) -> set:
+    """The names a fact reads: ("dim", A, p, extent) says A.shape[p] == extent (S[d] or
+    an int name n); ("in", A, p, e) says e (an int name or constant) indexes A's dimension
+    p."""
+    if fact[0] == "dim":
+        return {fact[1], fact[3][1]}
+    return {fact[1], fact[3]} if isinstance(fact[3], str) else {fact[1]}
+
+
+def without(facts: set, names: set) -> set:
+    return {f for f in facts if not _names_of(f) & names}
+
+
+def shape_elements(node):
+    """[(A, k), ...] of a tuple `(A.shape[k], ...)`, or None."""
+    if not isinstance(node, gast.Tuple):
+        return None
+    out = []
+    for e in node.elts:
+        if not (isinstance(e, gast.Subscript) and isinstance(e.value, gast.Attribute)
+                and e.value.attr == "shape" and isinstance(e.value.value, gast.Name)
+                and isinstance(e.slice, gast.Constant) and type(e.slice.value) is int):
+            return None
+        out.append((e.value.value.id, e.slice.value))
+    return out
+
+
+def learn(stmt, facts: set, kinds: dict) -> set:
+    """The facts a statement adds (names it binds already dropped from `facts`)."""
+    def ndim(array):
+        kind = kinds.get(array)
+        return kind[1] if K.is_array(kind) else 0
+
+    def shaped(array, shape):  # array's shape is the tuple named shape
+        return {("dim", array, p, ("sub", shape, p)) for p in range(ndim(array))}
+    value = stmt.value if isinstance(stmt, (gast.Assign, gast.Expr)) else None
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) \
+            and len(value.args) == 2 and not value.keywords:
+        first, second = value.args
+        if value.func.id == "same_shape" and isinstance(second, gast.Name):
+            if isinstance(first, gast.Name) and first.id != second.id:
+                return shaped(first.id, second.id)
+            return {("dim", a, k, ("sub", second.id, i))
+                    for i, (a, k) in enumerate(shape_elements(first) or [])}
+        if value.func.id == "index_in" and known(second) is not None:
+            elements = shape_elements(gast.Tuple(elts=[first], ctx=gast.Load()))
+            return {("in", a, k, known(second)) for a, k in elements or []}
+        return set()
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return set()
+    target = stmt.targets[0].id
+    if isinstance(value, gast.Attribute) and value.attr == "shape" \
+            and isinstance(value.value, gast.Name) and value.value.id != target:
+        return shaped(value.value.id, target)
+    elements = shape_elements(value)
+    if elements:
+        return {("dim", a, k, ("sub", target, i)) for i, (a, k) in enumerate(elements)
+                if a != target}
+    if isinstance(value, gast.Subscript) and kinds.get(target) == _INT:
+        direct = shape_elements(gast.Tuple(elts=[value], ctx=gast.Load()))
+        if direct:  # n = A.shape[k]
+            return {("dim", direct[0][0], direct[0][1], ("name", target))}
+        extent = extent_of(value)  # n = S[d]
+        return {("dim", f[1], f[2], ("name", target)) for f in facts
+                if f[0] == "dim" and f[3] == extent}
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+            and value.func.attr in _ALLOCATE and isinstance(value.func.value, gast.Name) \
+            and value.func.value.id == "np" and len(value.args) == 1 \
+            and isinstance(value.args[0], gast.Name) and value.args[0].id != target \
+            and all(k.arg == "dtype" for k in value.keywords):
+        size = value.args[0].id
+        if kinds.get(size) == _INT:
+            return {("dim", target, 0, ("name", size))} if ndim(target) == 1 else set()
+        return shaped(target, size)
+    return set()

@@ -1,0 +1,395 @@
+"""The compiled form checks its own element indices, so numba compiles it without
+boundscheck.
+
+numba's boundscheck tests every element access against its array's extent, inside the
+innermost loops; in ode's gradient the tests cost as much as a third of the time.
+`own_bounds(func, kinds)` returns True, having inserted checks into `func`, when every
+element access of an array in it is *covered*: whenever it runs, its index is in bounds
+or an IndexError was raised before it. backend/fused.py then compiles the function with
+boundscheck=False. Otherwise (False) `func` is left as it was and keeps numba's checks.
+
+An *access* is a subscript of a name of array kind (analysis/kinds.py); its index is one
+component or a tuple of them, position p checked against `A.shape[p]` by NumPy's rule
+(-extent <= i < extent; without boundscheck numba still wraps a negative index). A slice
+component needs no check (NumPy clips slices). An integer component must be a *pure*
+integer expression: int names, int constants, extents `A.shape[k]` and int elements
+`n[k]` of tuples, `+ - *` and unary
+`-` of these, `slice_at` of these (flat_views.py's offsets; it cannot raise). Anything
+else makes the function keep boundscheck: another index (an array, a bool, None, an
+index read from memory or computed by a call), a subscript of something not known to be
+an array, tuple or list (numba checks the indices of tuples and lists itself), an access
+in a `while` test, a `for` target, a lambda or comprehension, or after a short circuit
+(`and`, `or`, `a if c else b`), a walrus, a `del`. Each integer component is covered by
+the first rule that applies:
+
+1. Proof. It is the variable v of an enclosing `for v in range(S[d])` with d = p, where
+   S was bound before that loop in the same block by `S = A.shape`, `same_shape(A, S)` or
+   `A = np.empty/zeros/ones(S)`, neither S nor A rebound between, and the loop's body
+   rebinds none of A, S, v. Then 0 <= v < A.shape[p] wherever the access runs.
+2. Hoisted. The statement is directly in the body of its innermost loop L, `for v in
+   range(a[, b[, c]])` with pure arguments, whose body
+   has no break or continue of its own and no return or try, rebinds neither v nor A;
+   the component is invariant in L (none of its names rebound in L's body, v not among
+   them) or v plus or minus an invariant (directly, or through a name bound once in L's
+   body, directly in it before the statement, to such a sum). Then just before L,
+   under `if a < b:` (`a > b` for a step of -1, `trip_count(a, b, c) > 0` for others: A
+   and the invariant are bound if L runs, since its first iteration reads them, and may
+   not be otherwise), `index_in` of the invariant, or of both ends a + offset and
+   b - c + offset (for steps of 1 and -1: the values between are in bounds if the ends
+   are; a lower end that is a constant >= 0 is if the upper one is), or `span_in(A.shape[p], a, b, c, coef, offset)` for other steps, raises
+   IndexError unless coef * v + offset indexes the extent for every v the loop takes: L
+   runs the statement at every iteration unless something raised first, with the same
+   extent and the same component values.
+3. Checked. `index_in(A.shape[p], component)` just before the statement (before the
+   `if` or `for` whose test or range reads it; `indices_in` of several at once);
+   nothing between changes its names.
+A check already made covers the same component (a name or a constant) of the same array
+where neither has been rebound since: a check before the statement, flat_views.py's
+`index_in` statements, and inside a loop L the invariant components rule 2 checked
+before L (A and the component are not rebound in L).
+
+So the function raises an IndexError before any access out of bounds, where numba's
+check would have raised one at that access, or raises something else first (every check
+is evaluated where the statements it precedes would raise if it fails, or earlier where
+they would later): a compiled form that raises is discarded for that call and the
+generated function runs, raising the user's error at the user's line (a form never
+writes into its arguments: backend/fused.py). Where nothing fails, every value is
+computed as before: the checks only read.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from ..analysis import kinds as K
+from ..analysis.extents import (assigned, bounded_range, int_value, known, learn,
+                                shape_elements, without)
+from ..syntax import call, const, name
+
+_INT = ("num", "i")
+
+
+class _Refused(Exception):
+    """An access the rules do not cover: the function keeps numba's boundscheck."""
+
+
+def own_bounds(func: gast.FunctionDef, kinds: dict) -> bool:
+    """Insert the checks and return True if every access of `func` is covered (above)."""
+    plan = _Plan(kinds)
+    try:
+        for node in gast.walk(func):
+            if isinstance(node, (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
+                                 gast.GeneratorExp, gast.NamedExpr, gast.Delete,
+                                 gast.Yield, gast.YieldFrom, gast.Await)) \
+                    or (isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef))
+                        and node is not func):
+                raise _Refused()
+        plan.block(func.body, [], set())
+    except _Refused:
+        return False
+    for key, pairs in plan.pairs.items():
+        plan.before[key] = [_check(pairs)] + plan.before.get(key, [])
+    _insert(func, plan.before)
+    return True
+
+
+def _insert(func, before: dict):
+    def block(stmts):
+        out = []
+        for stmt in stmts:
+            out += before.get(id(stmt), [])
+            for field in ("body", "orelse"):
+                if isinstance(getattr(stmt, field, None), list):
+                    setattr(stmt, field, block(getattr(stmt, field)))
+            out.append(stmt)
+        return out
+    func.body = block(func.body)
+
+
+class _Loop:
+    """An enclosing loop: its node, what its body binds, the proof (rule 1) it gives and,
+    for a `for` over a range it may hoist checks out of (rule 2), its range's arguments
+    and the names bound once at its top to v + invariant."""
+
+    def __init__(self, node, facts, plan):
+        self.node, self.binds = node, assigned(node.body)
+        self.var = self.args = None
+        self.proof = None  # (v, {(array, position) whose extent bounds v})
+        self.sums = {}  # name -> offset expression (the name holds v + offset)
+        self.checks = {}  # key -> (extent, index) or a span_in statement, made before it
+        self.facts = set()  # ("in", ...) facts its invariant checks give inside it
+        if not (isinstance(node, gast.For) and isinstance(node.target, gast.Name)):
+            return
+        v = node.target.id
+        it = node.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and it.func.id == "range" and 1 <= len(it.args) <= 3 and not it.keywords) \
+                or v in self.binds:
+            return
+        args = it.args
+        extent = bounded_range(args)
+        if extent is not None and not set(extent[1:]) & self.binds:
+            self.proof = (v, {(f[1], f[2]) for f in facts if f[0] == "dim" and f[3] == extent
+                              and f[1] not in self.binds})
+        if node.orelse or not _leaves_only_at_end(node.body) \
+                or not all(plan.pure(a) for a in args):
+            return
+        self.var, self.args = v, list(args)
+
+
+def _leaves_only_at_end(body) -> bool:
+    """No break or continue of this loop's own, no return or try anywhere in it."""
+    def walk(stmts, own):
+        for s in stmts:
+            if isinstance(s, (gast.Return, gast.Try)):
+                return False
+            if own and isinstance(s, (gast.Break, gast.Continue)):
+                return False
+            nested = isinstance(s, (gast.For, gast.While))
+            for field in ("body", "orelse"):
+                if isinstance(getattr(s, field, None), list) \
+                        and not walk(getattr(s, field), own and not nested):
+                    return False
+        return True
+    return walk(body, True)
+
+
+class _Plan:
+    def __init__(self, kinds):
+        self.kinds, self.before = kinds, {}
+        self.pairs = {}  # id of a statement -> (extent, index) to check just before it
+
+    # --- walking the blocks, with the facts of rule 1 -----------------------------------
+
+    def block(self, stmts, loops, facts):
+        top = loops[-1] if loops else None
+        direct = top is not None and stmts is top.node.body
+        for stmt in stmts:
+            if isinstance(stmt, gast.While):
+                if _accesses(stmt.test, self.kinds):
+                    raise _Refused()
+                self.nested(stmt, loops, facts)
+            elif isinstance(stmt, gast.For):
+                self.accesses(stmt.iter, stmt, loops, False, facts)
+                if _accesses(stmt.target, self.kinds):
+                    raise _Refused()
+                self.nested(stmt, loops, facts)
+            elif isinstance(stmt, gast.If):
+                self.accesses(stmt.test, stmt, loops, False, facts)
+                for part in (stmt.body, stmt.orelse):
+                    self.block(part, loops, without(facts, assigned([stmt])))
+            elif isinstance(stmt, (gast.With, gast.Try, gast.AsyncFor, gast.AsyncWith)):
+                raise _Refused()
+            else:
+                facts = facts | self.accesses(stmt, stmt, loops, direct, facts)
+                if direct:
+                    self.note_sum(stmt, top)
+            facts = without(facts, assigned([stmt])) | learn(stmt, facts, self.kinds)
+
+    def nested(self, stmt, loops, facts):
+        inner = without(facts, assigned([stmt]))
+        loop = _Loop(stmt, facts, self)
+        self.block(stmt.body, loops + [loop], inner)
+        self.block(stmt.orelse, loops, inner)
+        if loop.checks:  # only if the loop runs: what they read is bound only then
+            start, stop, step = copy.deepcopy(_range3(loop.args))
+            ran = gast.Compare(left=start, ops=[gast.Lt()], comparators=[stop]) \
+                if int_value(step) == 1 else \
+                gast.Compare(left=start, ops=[gast.Gt()], comparators=[stop]) \
+                if int_value(step) == -1 else \
+                gast.Compare(left=call("trip_count", start, stop, step), ops=[gast.Gt()],
+                             comparators=[const(0)])
+            pairs = [c for c in loop.checks.values() if isinstance(c, tuple)]
+            spans = [c for c in loop.checks.values() if not isinstance(c, tuple)]
+            self.before.setdefault(id(stmt), []).append(
+                gast.If(test=ran, body=[_check(pairs)] * bool(pairs) + spans, orelse=[]))
+
+    def note_sum(self, stmt, loop):
+        """`t = v + offset` directly in loop L's body, t bound nowhere else in it."""
+        if loop.var is None or not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                                    and isinstance(stmt.targets[0], gast.Name)):
+            return
+        target = stmt.targets[0].id
+        if sum(1 for s in loop.node.body for n in gast.walk(s) if isinstance(n, gast.Name)
+               and n.id == target and isinstance(n.ctx, gast.Store)) != 1:
+            return
+        affine = self.affine(stmt.value, loop)
+        if affine is not None and affine[0] == 1:
+            loop.sums[target] = affine[1]
+
+    # --- the accesses of one statement (or header) --------------------------------------
+
+    def accesses(self, node, stmt, loops, direct, facts) -> set:
+        """Plan the checks of `node`'s accesses (part of `stmt`); the facts their checks
+        just before `stmt` give."""
+        checked = set()
+        for sub, index in _accesses(node, self.kinds):
+            array = sub.value.id
+            for p, part in enumerate(index):
+                if isinstance(part, gast.Slice):  # its bounds' own accesses are found too
+                    continue
+                if not self.pure(part):
+                    raise _Refused()
+                value = known(part)
+                if ("in", array, p, value) in facts | checked or any(
+                        ("in", array, p, value) in loop.facts
+                        or loop.proof is not None and loop.proof[0] == value
+                        and (array, p) in loop.proof[1] for loop in loops):
+                    continue
+                if direct and self.hoist(array, p, part, loops[-1]):
+                    continue
+                self.pairs.setdefault(id(stmt), []).append(
+                    (_extent(array, p), copy.deepcopy(part)))
+                if value is not None:
+                    checked.add(("in", array, p, value))
+        return checked
+
+    def hoist(self, array, p, part, loop) -> bool:
+        if loop.var is None or array in loop.binds:
+            return False
+        affine = self.affine(part, loop)
+        if affine is None:
+            return False
+        coef, offset = affine
+        if coef == 0 and known(offset) is not None:  # checked before L: holds in it
+            loop.facts.add(("in", array, p, known(offset)))
+        start, stop, step = _range3(loop.args)
+        if int_value(step) in (1, -1):  # the values' ends: start and stop - step
+            ends = [offset] if coef == 0 else [
+                _plus(start, offset), _plus(_plus(stop, const(-int_value(step))), offset)]
+            lower = int_value(ends[-1] if int_value(step) < 0 else ends[0])
+            if coef and lower is not None and lower >= 0:
+                del ends[int_value(step) < 0]  # the lower end, >= 0: in bounds if the upper is
+            for end in ends:
+                loop.checks.setdefault((array, p, gast.dump(end)),
+                                       (_extent(array, p), copy.deepcopy(end)))
+        else:
+            loop.checks.setdefault((array, p, coef, gast.dump(offset)), gast.Expr(value=call(
+                "span_in", _extent(array, p), *copy.deepcopy([start, stop, step]),
+                const(coef), copy.deepcopy(offset))))
+        return True
+
+    def affine(self, expr, loop):
+        """(0, expr) if `expr` is invariant in the loop, (1, offset) if it is v + offset,
+        else None."""
+        v = loop.var
+        if self.invariant(expr, loop):
+            return 0, expr
+        if isinstance(expr, gast.Name):
+            if expr.id == v:
+                return 1, const(0)
+            if expr.id in loop.sums:
+                return 1, loop.sums[expr.id]
+            return None
+        if isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.Add, gast.Sub)):
+            left, right = expr.left, expr.right
+            if isinstance(left, gast.Name) and left.id == v and self.invariant(right, loop):
+                return 1, right if isinstance(expr.op, gast.Add) else \
+                    gast.UnaryOp(op=gast.USub(), operand=right)
+            if isinstance(expr.op, gast.Add) and isinstance(right, gast.Name) \
+                    and right.id == v and self.invariant(left, loop):
+                return 1, left
+        return None
+
+    def invariant(self, expr, loop) -> bool:
+        return self.pure(expr) and not any(
+            isinstance(n, gast.Name) and (n.id in loop.binds or n.id == loop.var)
+            for n in gast.walk(expr))
+
+    def tuple_element(self, expr) -> bool:
+        """`n[k]` of a tuple name n and a constant k (an extent of a shape)."""
+        return isinstance(expr, gast.Subscript) and isinstance(expr.value, gast.Name) \
+            and (self.kinds.get(expr.value.id) or K.TOP)[0] == "tup" \
+            and isinstance(expr.slice, gast.Constant) and type(expr.slice.value) is int
+
+    def pure(self, expr) -> bool:
+        """An int expression of int names and constants, extents `A.shape[k]`, + - * and
+        unary -, and `slice_at` of these."""
+        if isinstance(expr, gast.Constant):
+            return type(expr.value) is int
+        if isinstance(expr, gast.Name):
+            return self.kinds.get(expr.id) == _INT
+        if isinstance(expr, gast.BinOp):
+            return isinstance(expr.op, (gast.Add, gast.Sub, gast.Mult)) \
+                and self.pure(expr.left) and self.pure(expr.right)
+        if isinstance(expr, gast.UnaryOp):
+            return isinstance(expr.op, gast.USub) and self.pure(expr.operand)
+        if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) \
+                and expr.func.id == "slice_at" and len(expr.args) == 2 and not expr.keywords:
+            return all(self.pure(a) for a in expr.args)  # flat_views' view offsets
+        if self.tuple_element(expr):
+            items = self.kinds[expr.value.id][1]
+            return expr.slice.value < len(items) and items[expr.slice.value] == _INT
+        return shape_elements(gast.Tuple(elts=[expr], ctx=gast.Load())) is not None
+
+
+def _range3(args: list) -> list:
+    """range's arguments as (start, stop, step)."""
+    args = args if len(args) > 1 else [const(0)] + args
+    return args + [const(1)] if len(args) == 2 else args
+
+
+def _plus(expr, offset):
+    """expr + offset, constants folded (`i + 0` is `i`, `n - 1 + 1` is `n`)."""
+    a, b = int_value(expr), int_value(offset)
+    if a is not None and b is not None:
+        return const(a + b) if a + b >= 0 else gast.UnaryOp(op=gast.USub(),
+                                                             operand=const(-(a + b)))
+    if b == 0:
+        return expr
+    if a == 0:
+        return offset
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.Add, gast.Sub)) \
+            and int_value(expr.right) is not None and b is not None:
+        total = int_value(expr.right) * (1 if isinstance(expr.op, gast.Add) else -1) + b
+        return _plus(expr.left, const(total) if total >= 0 else gast.UnaryOp(
+            op=gast.USub(), operand=const(-total)))
+    if b is not None and b < 0:
+        return gast.BinOp(left=expr, op=gast.Sub(), right=const(-b))
+    return gast.BinOp(left=expr, op=gast.Add(), right=offset)
+
+
+def _check(pairs):
+    """`index_in(extent, index)`, or `indices_in((extents...), (indices...))` for several
+    (one call: numba types and lowers each call, and compiling costs per call)."""
+    if len(pairs) == 1:
+        return gast.Expr(value=call("index_in", *pairs[0]))
+    return gast.Expr(value=call("indices_in", *(
+        gast.Tuple(elts=[pair[k] for pair in pairs], ctx=gast.Load()) for k in (0, 1))))
+
+
+def _extent(array: str, p: int):
+    shape = gast.Attribute(value=name(array), attr="shape", ctx=gast.Load())
+    return gast.Subscript(value=shape, slice=const(p), ctx=gast.Load())
+
+
+def _accesses(node, kinds) -> list:
+    """(subscript, its index components) of every array access in `node`; raises
+    _Refused where one is out of the rules' reach (module docstring)."""
+    found = []
+
+    def visit(n, guarded):
+        if isinstance(n, (gast.BoolOp, gast.IfExp, gast.Compare)):
+            children = n.values if isinstance(n, gast.BoolOp) else \
+                [n.test, n.body, n.orelse] if isinstance(n, gast.IfExp) else \
+                [n.left, n.comparators[0], *n.comparators[1:]]
+            visit(children[0], guarded)
+            short = 2 if isinstance(n, gast.Compare) else 1  # a < b[i] < c: c may not run
+            for k, child in enumerate(children[1:], 1):
+                visit(child, guarded or k >= short)
+            return
+        if isinstance(n, gast.Subscript):
+            kind = K.kind_of(n.value, kinds) if not isinstance(n.value, gast.Name) \
+                else kinds.get(n.value.id, K.TOP)
+            if kind is None or kind[0] not in ("tup", "list"):
+                if guarded or not isinstance(n.value, gast.Name) or not K.is_array(kind):
+                    raise _Refused()
+                index = n.slice.elts if isinstance(n.slice, gast.Tuple) else [n.slice]
+                if len(index) > kind[1]:
+                    raise _Refused()
+                found.append((n, index))
+        for child in gast.iter_child_nodes(n):
+            visit(child, guarded)
+    visit(node, False)
+    return found
