@@ -12,11 +12,14 @@ A fact is a tuple:
 `without(facts, names)` drops those (the caller passes what a statement binds,
 `assigned`). `bounded_range(args)` is the extent E a `range(*args)` stays below, if its
 form shows one. Shapes never change, so a fact about A holds while A names the same array.
+Also the small pieces of expression and loop reading bounds.py shares: `range3`, `plus`
+(a sum with its constants folded), `leaves_only_at_end`.
 """
 from __future__ import annotations
 
 import gast
 
+from ..syntax import const
 from . import kinds as K
 
 _INT = ("num", "i")
@@ -150,3 +153,46 @@ def learn(stmt, facts: set, kinds: dict) -> set:
             return {("dim", target, 0, ("name", size))} if ndim(target) == 1 else set()
         return shaped(target, size)
     return set()
+
+
+def range3(args: list) -> list:
+    """range's arguments as (start, stop, step)."""
+    args = args if len(args) > 1 else [const(0)] + args
+    return args + [const(1)] if len(args) == 2 else args
+
+
+def plus(expr, offset):
+    """expr + offset, constants folded (`i + 0` is `i`, `n - 1 + 1` is `n`)."""
+    a, b = int_value(expr), int_value(offset)
+    if a is not None and b is not None:
+        return const(a + b) if a + b >= 0 else gast.UnaryOp(op=gast.USub(),
+                                                             operand=const(-(a + b)))
+    if b == 0:
+        return expr
+    if a == 0:
+        return offset
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.Add, gast.Sub)) \
+            and int_value(expr.right) is not None and b is not None:
+        total = int_value(expr.right) * (1 if isinstance(expr.op, gast.Add) else -1) + b
+        return plus(expr.left, const(total) if total >= 0 else gast.UnaryOp(
+            op=gast.USub(), operand=const(-total)))
+    if b is not None and b < 0:
+        return gast.BinOp(left=expr, op=gast.Sub(), right=const(-b))
+    return gast.BinOp(left=expr, op=gast.Add(), right=offset)
+
+
+def leaves_only_at_end(body) -> bool:
+    """No break or continue of this loop's own, no return or try anywhere in it."""
+    def walk(stmts, own):
+        for s in stmts:
+            if isinstance(s, (gast.Return, gast.Try)):
+                return False
+            if own and isinstance(s, (gast.Break, gast.Continue)):
+                return False
+            nested = isinstance(s, (gast.For, gast.While))
+            for field in ("body", "orelse"):
+                if isinstance(getattr(s, field, None), list) \
+                        and not walk(getattr(s, field), own and not nested):
+                    return False
+        return True
+    return walk(body, True)

@@ -40,13 +40,15 @@ the first rule that applies:
    IndexError unless coef * v + offset indexes the extent for every v the loop takes: L
    runs the statement at every iteration unless something raised first, with the same
    extent and the same component values.
-3. Checked. `index_in(A.shape[p], component)` just before the statement (before the
-   `if` or `for` whose test or range reads it; `indices_in` of several at once);
-   nothing between changes its names.
+3. Checked. `index_in(A.shape[p], component)` before the statement (before the `if` or
+   `for` whose test or range reads it); nothing between changes its names.
 A check already made covers the same component (a name or a constant) of the same array
-where neither has been rebound since: a check before the statement, flat_views.py's
-`index_in` statements, and inside a loop L the invariant components rule 2 checked
-before L (A and the component are not rebound in L).
+where neither has been rebound since: a check before the statement, and inside a loop L
+the invariant components rule 2 checked before L (A and the component are not rebound
+in L). flat_views.py's `index_in(A.shape[k], e)` statements (numba's check of a view it
+removed) are covered as accesses of A by e, by the same rules, and dropped. The checks of
+a run of simple statements are made as early in the run as their names allow (the run is
+left only at its end or by an exception), several at once as one `indices_in` call.
 
 So the function raises an IndexError before any access out of bounds, where numba's
 check would have raised one at that access, or raises something else first (every check
@@ -63,9 +65,9 @@ import copy
 import gast
 
 from ..analysis import kinds as K
-from ..analysis.extents import (assigned, bounded_range, int_value, known, learn,
-                                shape_elements, without)
-from ..syntax import call, const, name
+from ..analysis.extents import (assigned, bounded_range, int_value, known, leaves_only_at_end,
+                                learn, plus, range3, shape_elements, without)
+from ..syntax import call, const, is_comment, name
 
 _INT = ("num", "i")
 
@@ -88,21 +90,43 @@ def own_bounds(func: gast.FunctionDef, kinds: dict) -> bool:
         plan.block(func.body, [], set())
     except _Refused:
         return False
-    for key, pairs in plan.pairs.items():
-        plan.before[key] = [_check(pairs)] + plan.before.get(key, [])
-    _insert(func, plan.before)
+    _insert(func, plan.before, plan.pairs, plan.drop)
     return True
 
 
-def _insert(func, before: dict):
+_SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
+
+
+def _insert(func, before: dict, pairs: dict, drop: set):
+    """Insert the planned statements. The checks of a run of simple statements are made
+    as early in the run as the names they read allow (the run is entered at its start and
+    left only at its end or by an exception, so a check made earlier raises only where a
+    later statement would), each group as one call, after the comments there."""
     def block(stmts):
+        at, start = {}, 0  # statement index -> the pairs checked just before it
+        for k, stmt in enumerate(stmts):
+            if not isinstance(stmt, _SIMPLE):
+                at.setdefault(k, []).extend(pairs.get(id(stmt), []))
+                start = k + 1
+                continue
+            for pair in pairs.get(id(stmt), []):
+                names = {n.id for part in pair for n in gast.walk(part)
+                         if isinstance(n, gast.Name)}
+                place = max([start] + [j + 1 for j in range(start, k)
+                                       if assigned([stmts[j]]) & names])
+                while place < k and is_comment(stmts[place]):
+                    place += 1
+                at.setdefault(place, []).append(pair)
         out = []
-        for stmt in stmts:
-            out += before.get(id(stmt), [])
+        for k, stmt in enumerate(stmts):
+            group = list({gast.dump(gast.Tuple(elts=list(p), ctx=gast.Load())): p
+                          for p in at.get(k, [])}.values())
+            out += [_check(group)] * bool(group) + before.get(id(stmt), [])
             for field in ("body", "orelse"):
                 if isinstance(getattr(stmt, field, None), list):
-                    setattr(stmt, field, block(getattr(stmt, field)))
-            out.append(stmt)
+                    setattr(stmt, field, block(getattr(stmt, field)) or [gast.Pass()])
+            if id(stmt) not in drop:
+                out.append(stmt)
         return out
     func.body = block(func.body)
 
@@ -132,33 +156,17 @@ class _Loop:
         if extent is not None and not set(extent[1:]) & self.binds:
             self.proof = (v, {(f[1], f[2]) for f in facts if f[0] == "dim" and f[3] == extent
                               and f[1] not in self.binds})
-        if node.orelse or not _leaves_only_at_end(node.body) \
+        if node.orelse or not leaves_only_at_end(node.body) \
                 or not all(plan.pure(a) for a in args):
             return
         self.var, self.args = v, list(args)
-
-
-def _leaves_only_at_end(body) -> bool:
-    """No break or continue of this loop's own, no return or try anywhere in it."""
-    def walk(stmts, own):
-        for s in stmts:
-            if isinstance(s, (gast.Return, gast.Try)):
-                return False
-            if own and isinstance(s, (gast.Break, gast.Continue)):
-                return False
-            nested = isinstance(s, (gast.For, gast.While))
-            for field in ("body", "orelse"):
-                if isinstance(getattr(s, field, None), list) \
-                        and not walk(getattr(s, field), own and not nested):
-                    return False
-        return True
-    return walk(body, True)
 
 
 class _Plan:
     def __init__(self, kinds):
         self.kinds, self.before = kinds, {}
         self.pairs = {}  # id of a statement -> (extent, index) to check just before it
+        self.drop = set()  # ids of index_in statements the plan covers
 
     # --- walking the blocks, with the facts of rule 1 -----------------------------------
 
@@ -182,7 +190,12 @@ class _Plan:
             elif isinstance(stmt, (gast.With, gast.Try, gast.AsyncFor, gast.AsyncWith)):
                 raise _Refused()
             else:
-                facts = facts | self.accesses(stmt, stmt, loops, direct, facts)
+                if isinstance(stmt, gast.Assign) and any(  # `i, a[i] = ...`: i is new there
+                        isinstance(t, (gast.Tuple, gast.List)) for t in stmt.targets):
+                    raise _Refused()
+                done = self.index_check(stmt, loops, direct, facts)
+                facts = facts | (self.accesses(stmt, stmt, loops, direct, facts)
+                                 if done is None else done)
                 if direct:
                     self.note_sum(stmt, top)
             facts = without(facts, assigned([stmt])) | learn(stmt, facts, self.kinds)
@@ -193,7 +206,7 @@ class _Plan:
         self.block(stmt.body, loops + [loop], inner)
         self.block(stmt.orelse, loops, inner)
         if loop.checks:  # only if the loop runs: what they read is bound only then
-            start, stop, step = copy.deepcopy(_range3(loop.args))
+            start, stop, step = copy.deepcopy(range3(loop.args))
             ran = gast.Compare(left=start, ops=[gast.Lt()], comparators=[stop]) \
                 if int_value(step) == 1 else \
                 gast.Compare(left=start, ops=[gast.Gt()], comparators=[stop]) \
@@ -221,29 +234,42 @@ class _Plan:
     # --- the accesses of one statement (or header) --------------------------------------
 
     def accesses(self, node, stmt, loops, direct, facts) -> set:
-        """Plan the checks of `node`'s accesses (part of `stmt`); the facts their checks
-        just before `stmt` give."""
+        """Plan the checks of `node`'s accesses (part of `stmt`); the facts that hold
+        after them."""
         checked = set()
         for sub, index in _accesses(node, self.kinds):
-            array = sub.value.id
             for p, part in enumerate(index):
-                if isinstance(part, gast.Slice):  # its bounds' own accesses are found too
-                    continue
-                if not self.pure(part):
-                    raise _Refused()
-                value = known(part)
-                if ("in", array, p, value) in facts | checked or any(
-                        ("in", array, p, value) in loop.facts
-                        or loop.proof is not None and loop.proof[0] == value
-                        and (array, p) in loop.proof[1] for loop in loops):
-                    continue
-                if direct and self.hoist(array, p, part, loops[-1]):
-                    continue
-                self.pairs.setdefault(id(stmt), []).append(
-                    (_extent(array, p), copy.deepcopy(part)))
-                if value is not None:
-                    checked.add(("in", array, p, value))
+                if not isinstance(part, gast.Slice):  # a slice's bounds are found too
+                    checked |= self.component(sub.value.id, p, part, stmt, loops, direct,
+                                              facts | checked)
         return checked
+
+    def component(self, array, p, part, stmt, loops, direct, facts) -> set:
+        """Cover one integer component (rules 1-3); the fact it gives, if it names one."""
+        if not self.pure(part):
+            raise _Refused()
+        value = known(part)
+        fact = {("in", array, p, value)} if value is not None else set()
+        if fact & facts or any(fact & loop.facts or loop.proof is not None
+                               and loop.proof[0] == value and (array, p) in loop.proof[1]
+                               for loop in loops):
+            return fact
+        if not (direct and self.hoist(array, p, part, loops[-1])):
+            self.pairs.setdefault(id(stmt), []).append((_extent(array, p), copy.deepcopy(part)))
+        return fact
+
+    def index_check(self, stmt, loops, direct, facts):
+        """flat_views.py's `index_in(A.shape[k], e)` is covered as an access of A by e (it
+        stands for numba's check of a view it removed) and dropped; the facts after it."""
+        call_ = stmt.value if isinstance(stmt, gast.Expr) else None
+        if not (isinstance(call_, gast.Call) and isinstance(call_.func, gast.Name)
+                and call_.func.id == "index_in" and len(call_.args) == 2):
+            return None
+        where = shape_elements(gast.Tuple(elts=[call_.args[0]], ctx=gast.Load()))
+        if not where or not K.is_array(self.kinds.get(where[0][0])):
+            return None
+        self.drop.add(id(stmt))
+        return self.component(*where[0], call_.args[1], stmt, loops, direct, facts)
 
     def hoist(self, array, p, part, loop) -> bool:
         if loop.var is None or array in loop.binds:
@@ -254,10 +280,10 @@ class _Plan:
         coef, offset = affine
         if coef == 0 and known(offset) is not None:  # checked before L: holds in it
             loop.facts.add(("in", array, p, known(offset)))
-        start, stop, step = _range3(loop.args)
+        start, stop, step = range3(loop.args)
         if int_value(step) in (1, -1):  # the values' ends: start and stop - step
             ends = [offset] if coef == 0 else [
-                _plus(start, offset), _plus(_plus(stop, const(-int_value(step))), offset)]
+                plus(start, offset), plus(plus(stop, const(-int_value(step))), offset)]
             lower = int_value(ends[-1] if int_value(step) < 0 else ends[0])
             if coef and lower is not None and lower >= 0:
                 del ends[int_value(step) < 0]  # the lower end, >= 0: in bounds if the upper is
@@ -322,32 +348,6 @@ class _Plan:
             items = self.kinds[expr.value.id][1]
             return expr.slice.value < len(items) and items[expr.slice.value] == _INT
         return shape_elements(gast.Tuple(elts=[expr], ctx=gast.Load())) is not None
-
-
-def _range3(args: list) -> list:
-    """range's arguments as (start, stop, step)."""
-    args = args if len(args) > 1 else [const(0)] + args
-    return args + [const(1)] if len(args) == 2 else args
-
-
-def _plus(expr, offset):
-    """expr + offset, constants folded (`i + 0` is `i`, `n - 1 + 1` is `n`)."""
-    a, b = int_value(expr), int_value(offset)
-    if a is not None and b is not None:
-        return const(a + b) if a + b >= 0 else gast.UnaryOp(op=gast.USub(),
-                                                             operand=const(-(a + b)))
-    if b == 0:
-        return expr
-    if a == 0:
-        return offset
-    if isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.Add, gast.Sub)) \
-            and int_value(expr.right) is not None and b is not None:
-        total = int_value(expr.right) * (1 if isinstance(expr.op, gast.Add) else -1) + b
-        return _plus(expr.left, const(total) if total >= 0 else gast.UnaryOp(
-            op=gast.USub(), operand=const(-total)))
-    if b is not None and b < 0:
-        return gast.BinOp(left=expr, op=gast.Sub(), right=const(-b))
-    return gast.BinOp(left=expr, op=gast.Add(), right=offset)
 
 
 def _check(pairs):
