@@ -15,7 +15,7 @@ from .calls import linked, stop_gradient  # noqa: F401
 from . import reductions  # noqa: F401  (numba overloads of np.max(x, axis, keepdims), ...)
 from .tangents import matrix_inner, reduce_sum, solve_like, solve_product, unit_like  # noqa: F401
 from .checks import check_cotangent, forbid_array_alias, snapshot  # noqa: F401
-from .guards import ShapeGuard, guard_kind, index_in, indices_in, same_shape, slice_at, span_in  # noqa: F401
+from .guards import ShapeGuard, guard_kind, index_in, same_shape, slice_at, span_in  # noqa: F401
 from .recording import record_at, restore, restore_at, range_last, tape_array, tape_like, trip_count  # noqa: F401
 from .adjoints import seed_like, zeros_like, zeros_plus, unbroadcast, fill_like  # noqa: F401
 from .cotangents import tie_share, extremum_share, select_where, log_or_zero, matmul_lhs_grad, matmul_rhs_grad  # noqa: F401
@@ -50,7 +50,6 @@ __all__ = [
     "guard_kind",
     "same_shape",
     "index_in",
-    "indices_in",
     "slice_at",
     "span_in",
     "record_at",

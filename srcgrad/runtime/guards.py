@@ -6,7 +6,7 @@ form instead (from the start of the call: nothing the call was given has changed
 from __future__ import annotations
 
 import numpy as np
-from numba import literal_unroll, types
+from numba import types
 from numba.extending import overload
 
 
@@ -89,31 +89,6 @@ def _index_in(extent, i):
         if i < -extent or i >= extent:
             raise IndexError("index is out of bounds")
     return impl
-
-
-def indices_in(extents, indices):
-    """index_in of each pair: one call for the checks transforms/bounds.py makes before a
-    statement or a loop."""
-    for extent, i in zip(extents, indices):
-        index_in(extent, i)
-
-
-@overload(indices_in)
-def _indices_in(extents, indices):
-    if isinstance(indices, types.UniTuple):
-        def impl(extents, indices):
-            for k in range(len(indices)):
-                if indices[k] < -extents[k] or indices[k] >= extents[k]:
-                    raise IndexError("index is out of bounds")
-        return impl
-
-    def mixed(extents, indices):  # integers of different types
-        k = 0
-        for i in literal_unroll(indices):
-            if i < -extents[k] or i >= extents[k]:
-                raise IndexError("index is out of bounds")
-            k += 1
-    return mixed
 
 
 def span_in(extent, start, stop, step, coef, offset):
