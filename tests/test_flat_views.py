@@ -69,7 +69,7 @@ def test_inlined_rows_and_slices_become_elements():
     assert not any("= cams[i]" in line or "= X[i]" in line or "[3:6]" in line for line in code)
     assert any("cams[i, 3 + _k]" in line for line in code)
     # the row check, made once before the loop (transforms/bounds.py)
-    assert any("in((cams.shape[0]" in line for line in code)
+    assert any("index_in(cams.shape[0]," in line for line in code)
 
 
 def test_a_row_read_before_it_is_bound_again_stays_a_view():
