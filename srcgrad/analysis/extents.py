@@ -77,17 +77,21 @@ def known(part):
     return None
 
 
-def _names_of(fact) -> set:
+def names_of(fact) -> set:
     """The names a fact reads: ("dim", A, p, extent) says A.shape[p] == extent (S[d] or
-    an int name n); ("in", A, p, e) says e (an int name or constant) indexes A's dimension
-    p."""
+    an int name n); ("span", A, p, extent, c, names) that extent == max(0, A.shape[p] - c)
+    (or at most A.shape[p], c = 0) for an expression c >= 0 (its dump; the names it
+    reads): flat_views.py's slices; ("in", A, p, e) says e (an int name or constant)
+    indexes A's dimension p."""
     if fact[0] == "dim":
         return {fact[1], fact[3][1]}
+    if fact[0] == "span":
+        return {fact[1], fact[3][1]} | fact[5]
     return {fact[1], fact[3]} if isinstance(fact[3], str) else {fact[1]}
 
 
 def without(facts: set, names: set) -> set:
-    return {f for f in facts if not _names_of(f) & names}
+    return {f for f in facts if not names_of(f) & names}
 
 
 def shape_elements(node):
@@ -102,6 +106,39 @@ def shape_elements(node):
             return None
         out.append((e.value.value.id, e.slice.value))
     return out
+
+
+ZERO = gast.dump(const(0))
+
+
+def _elements(node, shape: str) -> set:
+    """Facts of the tuple named `shape` from the tuple expression `node` it equals:
+    `A.shape[k]`, `max(0, A.shape[k] - c)` (c an int constant >= 0 or a `slice_at`) and
+    `slice_at(x, A.shape[k])` (at most the extent) elements."""
+    facts = set()
+    for i, e in enumerate(node.elts if isinstance(node, gast.Tuple) else []):
+        where = ("sub", shape, i)
+        if shape_elements(gast.Tuple(elts=[e], ctx=gast.Load())):
+            facts.add(("dim", e.value.value.id, e.slice.value, where))
+        elif _called(e, "slice_at") and shape_elements(gast.Tuple(elts=[e.args[1]],
+                                                                  ctx=gast.Load())):
+            extent = e.args[1]
+            facts.add(("span", extent.value.value.id, extent.slice.value, where, ZERO,
+                       frozenset()))
+        elif _called(e, "max") and int_value(e.args[0]) == 0 \
+                and isinstance(e.args[1], gast.BinOp) and isinstance(e.args[1].op, gast.Sub) \
+                and shape_elements(gast.Tuple(elts=[e.args[1].left], ctx=gast.Load())):
+            extent, c = e.args[1].left, e.args[1].right
+            if (int_value(c) or -1) >= 0 or _called(c, "slice_at"):
+                names = frozenset(n.id for n in gast.walk(c) if isinstance(n, gast.Name))
+                facts.add(("span", extent.value.value.id, extent.slice.value, where,
+                           gast.dump(c), names - {"slice_at"}))
+    return facts
+
+
+def _called(node, func: str) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+        and node.func.id == func and len(node.args) == 2 and not node.keywords
 
 
 def learn(stmt, facts: set, kinds: dict) -> set:
@@ -119,8 +156,7 @@ def learn(stmt, facts: set, kinds: dict) -> set:
         if value.func.id == "same_shape" and isinstance(second, gast.Name):
             if isinstance(first, gast.Name) and first.id != second.id:
                 return shaped(first.id, second.id)
-            return {("dim", a, k, ("sub", second.id, i))
-                    for i, (a, k) in enumerate(shape_elements(first) or [])}
+            return _elements(first, second.id)
         if value.func.id == "index_in" and known(second) is not None:
             elements = shape_elements(gast.Tuple(elts=[first], ctx=gast.Load()))
             return {("in", a, k, known(second)) for a, k in elements or []}
@@ -132,10 +168,8 @@ def learn(stmt, facts: set, kinds: dict) -> set:
     if isinstance(value, gast.Attribute) and value.attr == "shape" \
             and isinstance(value.value, gast.Name) and value.value.id != target:
         return shaped(value.value.id, target)
-    elements = shape_elements(value)
-    if elements:
-        return {("dim", a, k, ("sub", target, i)) for i, (a, k) in enumerate(elements)
-                if a != target}
+    if isinstance(value, gast.Tuple):
+        return {f for f in _elements(value, target) if f[1] != target}
     if isinstance(value, gast.Subscript) and kinds.get(target) == _INT:
         direct = shape_elements(gast.Tuple(elts=[value], ctx=gast.Load()))
         if direct:  # n = A.shape[k]
@@ -196,3 +230,14 @@ def leaves_only_at_end(body) -> bool:
                     return False
         return True
     return walk(body, True)
+
+
+def sums(part) -> list:
+    """(v, c) for each way to read `part` as a name v plus c: `v` (c = 0), `v + c`,
+    `c + v`."""
+    if isinstance(part, gast.Name):
+        return [(part, const(0))]
+    if isinstance(part, gast.BinOp) and isinstance(part.op, gast.Add):
+        return [(a, b) for a, b in ((part.left, part.right), (part.right, part.left))
+                if isinstance(a, gast.Name)]
+    return []

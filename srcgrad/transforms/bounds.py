@@ -22,10 +22,12 @@ in a `while` test, a `for` target, a lambda or comprehension, or after a short c
 (`and`, `or`, `a if c else b`), a walrus, a `del`. Each integer component is covered by
 the first rule that applies:
 
-1. Proof. It is the variable v of an enclosing `for v in range(S[d])` with d = p, where
-   S was bound before that loop in the same block by `S = A.shape`, `same_shape(A, S)` or
-   `A = np.empty/zeros/ones(S)`, neither S nor A rebound between, and the loop's body
-   rebinds none of A, S, v. Then 0 <= v < A.shape[p] wherever the access runs.
+1. Proof. It is v, or c + v, for the variable v of an enclosing `for v in range(E)`
+   (or `range(c0, E)`, `range(E - 1, c0, -1)`), where facts of the block before that
+   loop (analysis/extents.py: `S = A.shape`, `same_shape(A, S)`, `np.empty(S)`, ...)
+   make E A's extent p (c = 0), or max(0, A.shape[p] - c) for c >= 0 (flat_views.py's
+   slices: `A[1 + _k, slice_at(j, A.shape[1]) + _j]`), and the loop's body rebinds none
+   of A, v and the facts' names. Then 0 <= c + v < A.shape[p] wherever the access runs.
 2. Hoisted. The statement is directly in the body of its innermost loop L, `for v in
    range(a[, b[, c]])` with pure arguments, whose body
    has no break or continue of its own and no return or try, rebinds neither v nor A;
@@ -65,8 +67,9 @@ import copy
 import gast
 
 from ..analysis import kinds as K
-from ..analysis.extents import (assigned, bounded_range, int_value, known, leaves_only_at_end,
-                                learn, plus, range3, shape_elements, without)
+from ..analysis.extents import (ZERO, assigned, bounded_range, int_value, known,
+                                leaves_only_at_end, learn, names_of, plus, range3,
+                                shape_elements, sums, without)
 from ..syntax import call, const, is_comment, name
 
 _INT = ("num", "i")
@@ -101,7 +104,7 @@ def _insert(func, before: dict, pairs: dict, drop: set):
     """Insert the planned statements. The checks of a run of simple statements are made
     as early in the run as the names they read allow (the run is entered at its start and
     left only at its end or by an exception, so a check made earlier raises only where a
-    later statement would), each group as one call, after the comments there."""
+    later statement would), after the comments there."""
     def block(stmts):
         at, start = {}, 0  # statement index -> the pairs checked just before it
         for k, stmt in enumerate(stmts):
@@ -140,7 +143,7 @@ class _Loop:
     def __init__(self, node, facts, plan):
         self.node, self.binds = node, assigned(node.body)
         self.var = self.args = None
-        self.proof = None  # (v, {(array, position) whose extent bounds v})
+        self.proof = None  # (v, {(array, position, c): c + v indexes it while v runs})
         self.sums = {}  # name -> offset expression (the name holds v + offset)
         self.checks = {}  # key -> (extent, index) or a span_in statement, made before it
         self.facts = set()  # ("in", ...) facts its invariant checks give inside it
@@ -155,8 +158,9 @@ class _Loop:
         args = it.args
         extent = bounded_range(args)
         if extent is not None and not set(extent[1:]) & self.binds:
-            self.proof = (v, {(f[1], f[2]) for f in facts if f[0] == "dim" and f[3] == extent
-                              and f[1] not in self.binds})
+            self.proof = (v, {(f[1], f[2], ZERO if f[0] == "dim" else f[4]) for f in facts
+                              if f[0] in ("dim", "span") and f[3] == extent
+                              and not names_of(f) & self.binds})
         if node.orelse or not leaves_only_at_end(node.body) \
                 or not all(plan.pure(a) for a in args):
             return
@@ -251,9 +255,10 @@ class _Plan:
             raise _Refused()
         value = known(part)
         fact = {("in", array, p, value)} if value is not None else set()
-        if fact & facts or any(fact & loop.facts or loop.proof is not None
-                               and loop.proof[0] == value and (array, p) in loop.proof[1]
-                               for loop in loops):
+        ways = {(v.id, gast.dump(c)) for v, c in sums(part)}
+        if fact & facts or any(fact & loop.facts or loop.proof is not None and any(
+                v == loop.proof[0] and (array, p, c) in loop.proof[1] for v, c in ways)
+                for loop in loops):
             return fact
         if not (direct and self.hoist(array, p, part, loops[-1])):
             self.pairs.setdefault(id(stmt), []).append((_extent(array, p), copy.deepcopy(part)))
