@@ -93,8 +93,8 @@ def _index_in(extent, i):
 
 def span_in(extent, start, stop, step, coef, offset):
     """Raise IndexError unless `coef * v + offset` indexes a dimension of `extent` for
-    every v of range(start, stop, step) (nothing if the range is empty): the checks a
-    loop's element accesses need, made once before it (transforms/bounds.py)."""
+    every v of range(start, stop, step) (nothing if the range is empty): a loop's check,
+    made once before it, for steps other than 1 and -1 (transforms/bounds.py)."""
     values = [coef * v + offset for v in range(start, stop, step)]
     if values and not -extent <= min(values) <= max(values) < extent:
         raise IndexError("index is out of bounds")

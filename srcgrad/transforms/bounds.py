@@ -13,8 +13,8 @@ component or a tuple of them, position p checked against `A.shape[p]` by NumPy's
 (-extent <= i < extent; without boundscheck numba still wraps a negative index). A slice
 component needs no check (NumPy clips slices). An integer component must be a *pure*
 integer expression: int names, int constants, extents `A.shape[k]` and int elements
-`n[k]` of tuples, `+ - *` and unary
-`-` of these, `slice_at` of these (flat_views.py's offsets; it cannot raise). Anything
+`n[k]` of tuples, `+ - *` and unary `-` of these, `slice_at` of these (flat_views.py's
+offsets; it cannot raise). Anything
 else makes the function keep boundscheck: another index (an array, a bool, None, an
 index read from memory or computed by a call), a subscript of something not known to be
 an array, tuple or list (numba checks the indices of tuples and lists itself), an access
@@ -29,19 +29,19 @@ the first rule that applies:
    slices: `A[1 + _k, slice_at(j, A.shape[1]) + _j]`), and the loop's body rebinds none
    of A, v and the facts' names. Then 0 <= c + v < A.shape[p] wherever the access runs.
 2. Hoisted. The statement is directly in the body of its innermost loop L, `for v in
-   range(a[, b[, c]])` with pure arguments, whose body
-   has no break or continue of its own and no return or try, rebinds neither v nor A;
-   the component is invariant in L (none of its names rebound in L's body, v not among
-   them) or v plus or minus an invariant (directly, or through a name bound once in L's
-   body, directly in it before the statement, to such a sum). Then just before L,
-   under `if a < b:` (`a > b` for a step of -1, `trip_count(a, b, c) > 0` for others: A
-   and the invariant are bound if L runs, since its first iteration reads them, and may
-   not be otherwise), `index_in` of the invariant, or of both ends a + offset and
-   b - c + offset (for steps of 1 and -1: the values between are in bounds if the ends
-   are; a lower end that is a constant >= 0 is if the upper one is), or `span_in(A.shape[p], a, b, c, coef, offset)` for other steps, raises
-   IndexError unless coef * v + offset indexes the extent for every v the loop takes: L
-   runs the statement at every iteration unless something raised first, with the same
-   extent and the same component values.
+   range(a[, b[, c]])` with pure arguments, whose body has no break or continue of its
+   own and no return or try, and rebinds neither v nor A; the component is invariant in
+   L (none of its names rebound in L's body, v not among them) or v plus or minus an
+   invariant (directly, or through a name bound once in L's body, directly in it before
+   the statement, to such a sum). Then just before L, under `if a < b:` (`a > b` for a
+   step of -1, `trip_count(a, b, c) > 0` for others: A and the invariant are bound if L
+   runs, since its first iteration reads them, and may not be otherwise), `index_in` of
+   the invariant, or of both ends a + offset and b - c + offset (steps of 1 and -1: the
+   values between are in bounds if the ends are; a lower end that is a constant >= 0 is
+   if the upper one is), or `span_in(A.shape[p], a, b, c, coef, offset)` (other steps)
+   raises IndexError unless coef * v + offset indexes the extent for every v the loop
+   takes: L runs the statement at every iteration unless something raised first, with
+   the same extent and the same component values.
 3. Checked. `index_in(A.shape[p], component)` before the statement (before the `if` or
    `for` whose test or range reads it); nothing between changes its names.
 A check already made covers the same component (a name or a constant) of the same array
