@@ -4,16 +4,20 @@ transforms/bounds.py (which indices need no check).
 A fact is a tuple:
 - `("dim", A, p, E)`: `A.shape[p] == E`, where E is `("sub", S, d)` (the element d of the
   tuple named S) or `("name", n)` (the int named n);
+- `("span", A, p, E, c, names)`: E == max(0, A.shape[p] - c) for an expression c >= 0
+  (an int constant or a `slice_at`; its dump, and the names it reads), or E is at most
+  A.shape[p] (c = 0): the extents of flat_views.py's slices;
 - `("in", A, p, e)`: e (an int name or constant) indexes dimension p of A (checked).
 `learn(stmt, facts, kinds)` gives the facts a statement adds: `S = A.shape`,
-`S = (A.shape[k], ...)`, `n = S[d]`, `n = A.shape[k]`, `same_shape(A, S)`,
-`same_shape((A.shape[k], ...), S)`, `A = np.empty/zeros/ones(S or n)`,
-`index_in(A.shape[k], e)`. A fact holds until a name it reads is bound again:
+`S = (A.shape[k], max(0, A.shape[k] - c), slice_at(x, A.shape[k]), ...)`, `n = S[d]`,
+`n = A.shape[k]`, `same_shape(A, S)`, `same_shape((...), S)` of such a tuple,
+`A = np.empty/zeros/ones(S or n)`, `index_in(A.shape[k], e)`. A fact holds until a name it reads is bound again:
 `without(facts, names)` drops those (the caller passes what a statement binds,
 `assigned`). `bounded_range(args)` is the extent E a `range(*args)` stays below, if its
 form shows one. Shapes never change, so a fact about A holds while A names the same array.
-Also the small pieces of expression and loop reading bounds.py shares: `range3`, `plus`
-(a sum with its constants folded), `leaves_only_at_end`.
+Also the small pieces of expression and loop reading bounds.py uses: `range3`, `plus`
+(a sum with its constants folded), `sums` (an index read as v + c),
+`leaves_only_at_end`.
 """
 from __future__ import annotations
 
@@ -78,11 +82,7 @@ def known(part):
 
 
 def names_of(fact) -> set:
-    """The names a fact reads: ("dim", A, p, extent) says A.shape[p] == extent (S[d] or
-    an int name n); ("span", A, p, extent, c, names) that extent == max(0, A.shape[p] - c)
-    (or at most A.shape[p], c = 0) for an expression c >= 0 (its dump; the names it
-    reads): flat_views.py's slices; ("in", A, p, e) says e (an int name or constant)
-    indexes A's dimension p."""
+    """The names a fact (module docstring) reads."""
     if fact[0] == "dim":
         return {fact[1], fact[3][1]}
     if fact[0] == "span":
@@ -129,7 +129,7 @@ def _elements(node, shape: str) -> set:
                 and isinstance(e.args[1], gast.BinOp) and isinstance(e.args[1].op, gast.Sub) \
                 and shape_elements(gast.Tuple(elts=[e.args[1].left], ctx=gast.Load())):
             extent, c = e.args[1].left, e.args[1].right
-            if (int_value(c) or -1) >= 0 or _called(c, "slice_at"):
+            if (int_value(c) is not None and int_value(c) >= 0) or _called(c, "slice_at"):
                 names = frozenset(n.id for n in gast.walk(c) if isinstance(n, gast.Name))
                 facts.add(("span", extent.value.value.id, extent.slice.value, where,
                            gast.dump(c), names - {"slice_at"}))
