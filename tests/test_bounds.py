@@ -12,6 +12,7 @@ import pytest
 
 from gradcheck import assert_form_agrees, form_code
 from srcgrad.runtime import span_in
+from bench.problems.det import det
 from bench.problems.ode import ode_last
 
 
@@ -92,20 +93,37 @@ def test_checked_forms_agree(func, args):
     assert_form_agrees(func, args, exact=True)
 
 
+def assert_no_check_inside(code, loop_start):
+    lines = code.splitlines()
+    assert any(line.strip().startswith(loop_start) for line in lines)
+    for k, line in enumerate(lines):
+        if line.strip().startswith(loop_start):
+            body = []
+            for inner in lines[k + 1:]:
+                if inner.strip() and \
+                        len(inner) - len(inner.lstrip()) <= len(line) - len(line.lstrip()):
+                    break
+                body.append(inner)
+            assert not any("index_in" in b or "span_in" in b for b in body), body
+
+
 def test_ode_checks_once_per_loop():
     x = np.linspace(0.1, 0.9, 6)
     code = form_code(ode_last, 0, (x, 3))
     assert "OWN_BOUNDS = ('ode_last__grad',)" in code
     assert_form_agrees(ode_last, (x, 3), exact=True)
-    lines = code.splitlines()
-    for k, line in enumerate(lines):  # no check inside the loops over the elements
-        if line.strip().startswith("for i__ode_fun"):
-            body = []
-            for inner in lines[k + 1:]:
-                if len(inner) - len(inner.lstrip()) <= len(line) - len(line.lstrip()):
-                    break
-                body.append(inner)
-            assert not any("index_in" in b or "span_in" in b for b in body), body
+    assert_no_check_inside(code, "for i__ode_fun")  # the loops over the elements
+
+
+def test_slices_bounded_by_names_need_no_check():
+    """det's minors: `minor[:, j:] = A[1:, j + 1:]` read as `A[1 + _k, slice_at(_t7,
+    A.shape[1]) + _j]` runs over max(0, A.shape[1] - slice_at(_t7, A.shape[1]))."""
+    a = np.arange(16.0).reshape(4, 4) / 10 + np.eye(4)
+    code = form_code(det, 0, (a,))
+    assert "OWN_BOUNDS = ('det__grad', 'det__grad_all')" in code
+    assert "slice_at(_t7, A.shape[1]) + _j" in code
+    assert_no_check_inside(code, "for _j in")
+    assert_form_agrees(det, (a,))
 
 
 def test_out_of_bounds_is_numpys_index_error():
