@@ -13,7 +13,7 @@ A fact is a tuple:
 `n = A.shape[k]`, `same_shape(A, S)`, `same_shape((...), S)` of such a tuple,
 `A = np.empty/zeros/ones(S or n)`, `index_in(A.shape[k], e)`. A fact holds until a name it reads is bound again:
 `without(facts, names)` drops those (the caller passes what a statement binds,
-`assigned`). `bounded_range(args)` is the extent E a `range(*args)` stays below, if its
+`frontend.trees.assigned`). `bounded_range(args)` is the extent E a `range(*args)` stays below, if its
 form shows one. Shapes never change, so a fact about A holds while A names the same array.
 Also the small pieces of expression and loop reading bounds.py uses: `range3`, `plus`
 (a sum with its constants folded), `sums` (an index read as v + c),
@@ -23,17 +23,9 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import const
+from ..frontend.trees import reads
+from ..syntax import const, is_call
 from . import kinds as K
-
-_INT = ("num", "i")
-_ALLOCATE = {"empty", "zeros", "ones"}
-
-
-def assigned(stmts) -> set:
-    """Names a statement list binds anywhere in it (loop targets and nested bodies too)."""
-    return {n.id for s in stmts for n in gast.walk(s)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
 
 
 def bounded_range(args):
@@ -130,15 +122,14 @@ def _elements(node, shape: str) -> set:
                 and shape_elements(gast.Tuple(elts=[e.args[1].left], ctx=gast.Load())):
             extent, c = e.args[1].left, e.args[1].right
             if (int_value(c) is not None and int_value(c) >= 0) or _called(c, "slice_at"):
-                names = frozenset(n.id for n in gast.walk(c) if isinstance(n, gast.Name))
                 facts.add(("span", extent.value.value.id, extent.slice.value, where,
-                           gast.dump(c), names - {"slice_at"}))
+                           gast.dump(c), frozenset(reads(c) - {"slice_at"})))
     return facts
 
 
 def _called(node, func: str) -> bool:
-    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
-        and node.func.id == func and len(node.args) == 2 and not node.keywords
+    """`func(a, b)`: two arguments, no keywords."""
+    return is_call(node, func) and len(node.args) == 2 and not node.keywords
 
 
 def learn(stmt, facts: set, kinds: dict) -> set:
@@ -170,7 +161,7 @@ def learn(stmt, facts: set, kinds: dict) -> set:
         return shaped(value.value.id, target)
     if isinstance(value, gast.Tuple):
         return {f for f in _elements(value, target) if f[1] != target}
-    if isinstance(value, gast.Subscript) and kinds.get(target) == _INT:
+    if isinstance(value, gast.Subscript) and kinds.get(target) == K.I:
         direct = shape_elements(gast.Tuple(elts=[value], ctx=gast.Load()))
         if direct:  # n = A.shape[k]
             return {("dim", direct[0][0], direct[0][1], ("name", target))}
@@ -178,12 +169,12 @@ def learn(stmt, facts: set, kinds: dict) -> set:
         return {("dim", f[1], f[2], ("name", target)) for f in facts
                 if f[0] == "dim" and f[3] == extent}
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
-            and value.func.attr in _ALLOCATE and isinstance(value.func.value, gast.Name) \
+            and value.func.attr in K.ALLOCATE and isinstance(value.func.value, gast.Name) \
             and value.func.value.id == "np" and len(value.args) == 1 \
             and isinstance(value.args[0], gast.Name) and value.args[0].id != target \
             and all(k.arg == "dtype" for k in value.keywords):
         size = value.args[0].id
-        if kinds.get(size) == _INT:
+        if kinds.get(size) == K.I:
             return {("dim", target, 0, ("name", size))} if ndim(target) == 1 else set()
         return shaped(target, size)
     return set()

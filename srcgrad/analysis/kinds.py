@@ -32,7 +32,7 @@ _UFUNCS = {"exp", "log", "log1p", "expm1", "log2", "log10", "sin", "cos", "tan",
            "floor", "ceil", "arctan2", "hypot", "fabs", "divide", "true_divide", "multiply",
            "add", "subtract"}
 _REDUCTIONS = {"sum", "max", "min", "mean", "prod", "amax", "amin"}
-_ALLOCATE = {"zeros", "ones", "empty"}
+ALLOCATE = {"zeros", "ones", "empty"}
 # Helpers whose result has the kind of one argument: (its position, whether a float).
 _LIKE = {"snapshot": (0, False), "restore_at": (2, False), "restore": (1, False),
          "zeros_like": (0, True), "zeros_plus": (0, True), "fill_like": (0, True),
@@ -337,7 +337,7 @@ def _numpy(attr, args, node):
             and type(node.keywords[0].value.value) is int:  # along one axis of >= 2
         return ("arr", args[0][1] - 1, "f") if is_array(args[0]) and args[0][1] >= 2 \
             and args[0][2] == "f" else TOP
-    if attr in _ALLOCATE and len(args) == 1 and not node.keywords:
+    if attr in ALLOCATE and len(args) == 1 and not node.keywords:
         shape = args[0]
         if shape == I:
             return ("arr", 1, "f")

@@ -9,6 +9,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from .recording import trip_count
+
 
 class ShapeGuard(Exception):
     """The compiled form does not apply to this call (see the module docstring)."""
@@ -103,7 +105,7 @@ def span_in(extent, start, stop, step, coef, offset):
 @overload(span_in)
 def _span_in(extent, start, stop, step, coef, offset):
     def impl(extent, start, stop, step, coef, offset):
-        n = (stop - start + step - (1 if step > 0 else -1)) // step
+        n = trip_count(start, stop, step)
         if n > 0:
             first = coef * start + offset
             last = coef * (start + (n - 1) * step) + offset

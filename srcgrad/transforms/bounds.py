@@ -63,16 +63,15 @@ computed as before: the checks only read.
 from __future__ import annotations
 
 import copy
+from collections import Counter
 
 import gast
 
 from ..analysis import kinds as K
-from ..analysis.extents import (ZERO, assigned, bounded_range, int_value, known,
-                                leaves_only_at_end, learn, names_of, plus, range3,
-                                shape_elements, sums, without)
-from ..syntax import call, const, is_comment, name
-
-_INT = ("num", "i")
+from ..analysis.extents import (ZERO, bounded_range, int_value, known, leaves_only_at_end,
+                                learn, names_of, plus, range3, shape_elements, sums, without)
+from ..frontend.trees import assigned, reads
+from ..syntax import call, const, is_call, is_comment, name
 
 
 class _Refused(Exception):
@@ -107,16 +106,15 @@ def _insert(func, before: dict, pairs: dict, drop: set):
     later statement would), after the comments there."""
     def block(stmts):
         at, start = {}, 0  # statement index -> the pairs checked just before it
+        binds = [assigned([stmt]) for stmt in stmts]
         for k, stmt in enumerate(stmts):
             if not isinstance(stmt, _SIMPLE):
                 at.setdefault(k, []).extend(pairs.get(id(stmt), []))
                 start = k + 1
                 continue
             for pair in pairs.get(id(stmt), []):
-                names = {n.id for part in pair for n in gast.walk(part)
-                         if isinstance(n, gast.Name)}
-                place = max([start] + [j + 1 for j in range(start, k)
-                                       if assigned([stmts[j]]) & names])
+                names = reads(pair[0]) | reads(pair[1])
+                place = max([start] + [j + 1 for j in range(start, k) if binds[j] & names])
                 while place < k and is_comment(stmts[place]):
                     place += 1
                 at.setdefault(place, []).append(pair)
@@ -142,6 +140,9 @@ class _Loop:
 
     def __init__(self, node, facts, plan):
         self.node, self.binds = node, assigned(node.body)
+        self.stores = Counter(n.id for n in gast.walk(gast.Module(body=node.body,
+                                                                  type_ignores=[]))
+                              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
         self.var = self.args = None
         self.proof = None  # (v, {(array, position, c): c + v indexes it while v runs})
         self.sums = {}  # name -> offset expression (the name holds v + offset)
@@ -229,8 +230,7 @@ class _Plan:
                                     and isinstance(stmt.targets[0], gast.Name)):
             return
         target = stmt.targets[0].id
-        if sum(1 for s in loop.node.body for n in gast.walk(s) if isinstance(n, gast.Name)
-               and n.id == target and isinstance(n.ctx, gast.Store)) != 1:
+        if loop.stores[target] != 1:
             return
         affine = self.affine(stmt.value, loop)
         if affine is not None and affine[0] == 1:
@@ -268,8 +268,7 @@ class _Plan:
         """flat_views.py's `index_in(A.shape[k], e)` is covered as an access of A by e (it
         stands for numba's check of a view it removed) and dropped; the facts after it."""
         call_ = stmt.value if isinstance(stmt, gast.Expr) else None
-        if not (isinstance(call_, gast.Call) and isinstance(call_.func, gast.Name)
-                and call_.func.id == "index_in" and len(call_.args) == 2):
+        if not (is_call(call_, "index_in") and len(call_.args) == 2):
             return None
         where = shape_elements(gast.Tuple(elts=[call_.args[0]], ctx=gast.Load()))
         if not where or not K.is_array(self.kinds.get(where[0][0])):
@@ -341,18 +340,17 @@ class _Plan:
         if isinstance(expr, gast.Constant):
             return type(expr.value) is int
         if isinstance(expr, gast.Name):
-            return self.kinds.get(expr.id) == _INT
+            return self.kinds.get(expr.id) == K.I
         if isinstance(expr, gast.BinOp):
             return isinstance(expr.op, (gast.Add, gast.Sub, gast.Mult)) \
                 and self.pure(expr.left) and self.pure(expr.right)
         if isinstance(expr, gast.UnaryOp):
             return isinstance(expr.op, gast.USub) and self.pure(expr.operand)
-        if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) \
-                and expr.func.id == "slice_at" and len(expr.args) == 2 and not expr.keywords:
+        if is_call(expr, "slice_at") and len(expr.args) == 2 and not expr.keywords:
             return all(self.pure(a) for a in expr.args)  # flat_views' view offsets
         if self.tuple_element(expr):
             items = self.kinds[expr.value.id][1]
-            return expr.slice.value < len(items) and items[expr.slice.value] == _INT
+            return expr.slice.value < len(items) and items[expr.slice.value] == K.I
         return shape_elements(gast.Tuple(elts=[expr], ctx=gast.Load())) is not None
 
 

@@ -10,5 +10,7 @@ central finite differences and autograd.
   `python -m tests.fuzz.campaign --programs 10000 --jit-fraction 0.05 --seed 0 --out /tmp/fuzz`.
 - `checkpointed.py`: the same programs with their top-level loops marked `srcgrad.checkpointed`
   (`campaign --checkpoint`), against the unmarked programs' gradients (issue 16).
+- `accumulators.py`, `indices.py`: targeted campaigns (inner-loop accumulators, loops
+  indexing at offsets) sharing `targeted.py`.
 - `tests/test_fuzz.py`: the fixed-seed slice in the default pytest run.
 """

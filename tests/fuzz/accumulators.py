@@ -12,12 +12,11 @@ says how many tapes the pass rewrote.
 """
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import os
 import random
 import sys
 import tempfile
+
+from .targeted import arguments, counting, load
 
 _TERMS = ["x[j] * 0.5", "np.sin(x[j])", "x[j] * x[j]", "0.3 * x[j] * t", "x[j] / (2.0 + i)"]
 _READS = ["total += r * r", "total += np.sin(r)", "total = total + r", "total += r * x[i]"]
@@ -46,33 +45,16 @@ def program(rng: random.Random) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--programs", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args(argv)
-    os.environ["SRCGRAD_LOOPS"] = "strict"
-    os.environ.setdefault("SRCGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="srcgrad-acc-"))
+    args = arguments(__doc__, argv, "acc")
     import numpy as np
     import srcgrad
     from srcgrad.transforms import loops
     from tests.gradcheck import gradient_without_forms, numerical_grad
 
-    rewritten = [0]
-    plain = loops.exit_tapes
-
-    def counted(func):
-        n = plain(func)
-        rewritten[0] += n
-        return n
-    loops.exit_tapes = counted
+    rewritten = counting(loops, "exit_tapes")
     folder, rng, bad = tempfile.mkdtemp(prefix="srcgrad-acc-src-"), random.Random(args.seed), 0
     for k in range(args.programs):
-        path = os.path.join(folder, f"acc_{args.seed}_{k}.py")
-        with open(path, "w") as handle:
-            handle.write(program(rng))
-        spec = importlib.util.spec_from_file_location(f"acc_{args.seed}_{k}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module, path = load(folder, f"acc_{args.seed}_{k}", program(rng))
         x = np.random.default_rng(k).uniform(-0.9, 0.9, 5)
         try:
             g = srcgrad.grad(module.f)

@@ -17,12 +17,11 @@ form checked its own indices.
 """
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import os
 import random
 import sys
 import tempfile
+
+from .targeted import arguments, counting, load
 
 _RANGES = ["range(n)", "range(1, n)", "range(m)", "range(n - 1, -1, -1)", "range(0, n, 2)",
            "range(m, 0, -1)", "range(1, k)"]
@@ -66,34 +65,17 @@ def program(rng: random.Random) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--programs", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args(argv)
-    os.environ["SRCGRAD_LOOPS"] = "strict"
-    os.environ.setdefault("SRCGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="srcgrad-idx-"))
+    args = arguments(__doc__, argv, "idx")
     import numpy as np
     import srcgrad
     from srcgrad.backend import fused
     from tests.gradcheck import gradient_without_forms, numerical_grad
 
-    owned = [0]
-    plain = fused.own_bounds
-
-    def counted(func, kinds):
-        done = plain(func, kinds)
-        owned[0] += done
-        return done
-    fused.own_bounds = counted
+    owned = counting(fused, "own_bounds")
     folder, rng = tempfile.mkdtemp(prefix="srcgrad-idx-src-"), random.Random(args.seed)
     bad = raised = 0
     for p in range(args.programs):
-        path = os.path.join(folder, f"idx_{args.seed}_{p}.py")
-        with open(path, "w") as handle:
-            handle.write(program(rng))
-        spec = importlib.util.spec_from_file_location(f"idx_{args.seed}_{p}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module, path = load(folder, f"idx_{args.seed}_{p}", program(rng))
         draw = np.random.default_rng(p)
         x = draw.uniform(-0.9, 0.9, rng.choice([3, 5, 6, 6]))
         y = draw.uniform(-0.9, 0.9, rng.choice([2, 7, 8, 9]))
