@@ -26,7 +26,7 @@ TOP = ("top",)
 _BOTTOM = None
 F, I = ("num", "f"), ("num", "i")  # noqa: E741  (I: the int kind)
 
-_UFUNCS = {"exp", "log", "log1p", "expm1", "log2", "log10", "sin", "cos", "tan", "tanh",
+UFUNCS = {"exp", "log", "log1p", "expm1", "log2", "log10", "sin", "cos", "tan", "tanh",
            "sinh", "cosh", "arcsin", "arccos", "arctan", "sqrt", "square", "abs", "absolute",
            "negative", "sign", "maximum", "minimum", "power", "reciprocal", "exp2", "cbrt",
            "floor", "ceil", "arctan2", "hypot", "fabs", "divide", "true_divide", "multiply",
@@ -323,7 +323,7 @@ def _call(node, env):
 
 
 def _numpy(attr, args, node):
-    if attr in _UFUNCS and args:
+    if attr in UFUNCS and args:
         if any(k[0] not in ("num", "arr") for k in args):
             return TOP
         arrays = [k for k in args if k[0] == "arr"]
@@ -369,6 +369,11 @@ def _helper(name, args):
         if is_array(like):
             return ("arr", like[1], "f") if floats else like
         return TOP
+    if name in ("matmul_lhs_grad", "matmul_rhs_grad") and len(args) == 3 \
+            and all(is_number(k) or (is_array(k) and k[1] <= 2) for k in args) \
+            and args[0][-1] == "f":  # a float cotangent: products are floats
+        like = args[1] if name == "matmul_lhs_grad" else args[2]  # the operand's shape
+        return F if is_number(like) else ("arr", like[1], "f")
     if name == "seed_like" and args:
         return F if is_number(args[0]) else args[0] if is_array(args[0]) else TOP
     if name in ("tape_like", "tape_array") and len(args) == 2:

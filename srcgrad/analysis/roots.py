@@ -22,7 +22,8 @@ from .kinds import kind_of, is_number
 IN, UNKNOWN = "in", "unknown"
 _FRESH = {"snapshot", "zeros_like", "expand_to", "seed_like", "fill_like", "tape_like",
           "tape_array", "axis_extremum_share", "zeros", "ones", "empty", "full", "copy",
-          "exp", "log", "sqrt", "tanh", "sin", "cos", "array", "empty_like", "ones_like"}
+          "exp", "log", "sqrt", "tanh", "sin", "cos", "array", "empty_like", "ones_like",
+          "matmul_lhs_grad", "matmul_rhs_grad"}
 _RETURNS_ARG = {"unbroadcast": (0,), "zeros_plus": (1,), "restore_at": (0, 2), "restore": (0, 1)}
 _NO_ARRAY = {"trip_count", "range_last", "len", "float", "int", "record_at"}
 

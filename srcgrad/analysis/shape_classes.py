@@ -20,7 +20,7 @@ Each expression gets a *class*: a set of atoms whose broadcast is its shape.
 - A name bound several times is the atom `carried n` when every binding that
   reads n broadcasts `carried n` with atoms in which n appears only through
   its shape (`np.empty(n.shape)`), an element (`n[i]`) or a product with a
-  fixed left operand (`W @ n`): such a binding keeps n's shape. The
+  fixed other operand (`W @ n`, `n @ W`): such a binding keeps n's shape. The
   assumption is optimistic and withdrawn to a fixed point: a name whose
   bindings fail it, or whose class reads a withdrawn name, varies.
 Anything else varies: a slice whose bound changes (`x[j:]` in `for j`), an
@@ -324,7 +324,7 @@ class _Classes:
 def _safe(node, mine) -> bool:
     """Whether every occurrence of `mine` inside an atom depends on its shape only, keeping
     it: through `.shape` (`np.empty(n.shape)`), as the array of an element (`n[i]`), or as
-    the right operand of a product with a fixed left one."""
+    an operand of a product with a fixed other one (`W @ n`, `n @ W`)."""
     if node == mine:
         return False
     if isinstance(node, frozenset):
@@ -336,8 +336,10 @@ def _safe(node, mine) -> bool:
         return True
     if kind == "sub" and _int_index(node[2]):
         return all(_safe(x, mine) for x in node[1] - {mine})
-    if kind in ("@", "call dot", "call matmul") and node[2] == frozenset([mine]):
-        return mine not in {x for a in node[1] for x in _atoms(a)}
+    if kind in ("@", "call dot", "call matmul") and len(node) == 3 \
+            and frozenset([mine]) in node[1:]:
+        other = node[1] if node[2] == frozenset([mine]) else node[2]
+        return mine not in {x for a in other for x in _atoms(a)}
     return all(_safe(p, mine) for p in node[1:])
 
 

@@ -40,6 +40,7 @@ from ..syntax import assign, call, const, name
 from .elementwise import names_in
 from .elements import rewrite
 from .numbers import simplify
+from .products import outer_products
 from .contract import contract
 from .exit_tapes import exit_tapes
 from .flat_views import flatten_views
@@ -75,8 +76,10 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     calls of the module's other functions return (analysis/kinds.infer)."""
     kinds = K.infer(func, params, returns)
     used = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
-    changed = rewrite(func.body, kinds, roots_of(func, kinds), lambda base: _fresh(base, used))
+    roots, fresh = roots_of(func, kinds), (lambda base: _fresh(base, used))
+    changed = rewrite(func.body, kinds, roots, fresh)
     changed += simplify(func, kinds)
+    changed += outer_products(func.body, kinds, roots, fresh)
     changed += exit_tapes(func)
     fn = Function(func, kinds)
     func.body = _block(func.body, fn)

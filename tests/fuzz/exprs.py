@@ -239,9 +239,13 @@ class ExprGen:
             s = self.draw.choice([s for s in self.array_shapes(sc) if len(s) == 1])
             return Index(self.expr(sc, s, d), [self.index(sc, s[0])], shape=())
         if kind == "matvec" and len(shape) == 1:
-            mats = [v.shape for v in sc.arrays() if len(v.shape) == 2 and v.shape[0] == shape[0]]
+            left = self.draw.chance(40)  # v @ M, else M @ v
+            mats = [v.shape for v in sc.arrays()
+                    if len(v.shape) == 2 and v.shape[1 if left else 0] == shape[0]]
             if mats:
                 ms = self.draw.choice(mats)
+                if left:
+                    return Bin("@", self.expr(sc, ms[:1], d), self.expr(sc, ms, d), shape=shape)
                 return Bin("@", self.expr(sc, ms, d), self.expr(sc, ms[1:], d), shape=shape)
         if kind == "axis" and len(shape) == 1:
             mats = [v.shape for v in sc.arrays() if len(v.shape) == 2 and shape[0] in v.shape]
