@@ -236,7 +236,12 @@ def _loop(window, comp, live, shaped, bound) -> list:
     needed = live | (shaped if like is None else set())
     arrays = _arrays(window, comp, needed)
     code += [assign(array, call(_NP_EMPTY, name(shape))) for array, _ in arrays.values()]
+    sums = [i.reduce for i in comp.items if i.reduce is not None]
+    code += [assign(acc, const(0.0)) for acc, _, _ in sums]
     code.append(_nest(window, comp, arrays, shape))
+    code += [assign(total, name(acc)) if op is None else
+             gast.AugAssign(target=name(total, store=True), op=op, value=name(acc))
+             for acc, total, op in sums]
     for array, others in arrays.values():
         code += [assign(n, name(array)) for n in others]
     for n, obj in window.objects.items():  # read later for its shape only: any array of it

@@ -10,7 +10,13 @@
 - `x[idx] = E` / `x[idx] += E` (a view of rank R made outside the loop);
 - `record_at(tape, k, v)` of an array of the loop: a store into the row `tape[k]`;
 - `if c: tape = tape_like(v, n)` of an array of the loop: the tape allocated before the
-  loop (`np.empty((n,) + shape)`, what tape_like makes of a float64 array).
+  loop (`np.empty((n,) + shape)`, what tape_like makes of a float64 array);
+- `s = np.sum(E)`, `s = unbroadcast(E, t)` (t a number: the same sum) and `s += ...` /
+  `s -= ...` of them, s a float: a sum over the loop's elements, `_acc += e` in the loop,
+  `_acc = 0.0` before it and `s = _acc` (`s += _acc`) after it. numba's np.sum adds the
+  elements one by one in C order from 0.0, as the loop does: the same number, bit for
+  bit. No later statement of the window may read or bind s (it would read it
+  unfinished): windows.py ends the window there.
 Each lists the arrays that must have the loop's shape, its memory accesses (roots and
 the path of the view) and the loop's own arrays it touches.
 """
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import gast
 
-from ..analysis.kinds import is_array, kind_of
+from ..analysis.kinds import is_array, is_number, kind_of
 from ..analysis.roots import UNKNOWN, may_alias
 from ..syntax import assign, is_call, name
 from dataclasses import dataclass, field
@@ -57,6 +63,7 @@ class Item:
     bind: tuple | None = None  # LOOP: (name, Obj) it binds, new or aliased
     objs: list = field(default_factory=list)  # LOOP: the loops' arrays it reads or updates
     tape: tuple | None = None  # LOOP: a tape allocated before its loop (test, name, count)
+    reduce: tuple | None = None  # LOOP: a sum (accumulator, the number it ends in, op)
 
     @property
     def mem(self):
@@ -95,6 +102,8 @@ def loop_form(window, stmt):
         return _record(window, stmt)
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
         target = stmt.targets[0]
+        if isinstance(target, gast.Name) and _summed(stmt.value, window.fn.kinds) is not None:
+            return _sum(window, stmt, target.id, None)
         if isinstance(target, gast.Name):
             return _bind(window, stmt, target.id)
         if isinstance(target, gast.Subscript):
@@ -102,6 +111,9 @@ def loop_form(window, stmt):
     if isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, _UPDATES):
         if isinstance(stmt.target, gast.Name) and stmt.target.id in window.objects:
             return _update(window, stmt)
+        if isinstance(stmt.target, gast.Name) and isinstance(stmt.op, (gast.Add, gast.Sub)) \
+                and _summed(stmt.value, window.fn.kinds) is not None:
+            return _sum(window, stmt, stmt.target.id, stmt.op)
         return _store(window, stmt, stmt.target, stmt.op)
     return None
 
@@ -239,4 +251,38 @@ def _tape(window, stmt):
     element.reads |= names_in(stmt.test) | names_in(value.args[1]) | {value.args[0].id}
     item = _item(window, stmt, obj.comp.rank, element, [], [target.id], objs=[obj])
     item.tape = (stmt.test, target.id, value.args[1])
+    return item
+
+
+def _summed(value, kinds):
+    """E of `np.sum(E)` or of `unbroadcast(E, t)` with t a number (both the sum of E's
+    elements), E a float64 array; else None."""
+    if isinstance(value, gast.Call) and not value.keywords and len(value.args) == 1 \
+            and isinstance(value.func, gast.Attribute) and value.func.attr == "sum" \
+            and isinstance(value.func.value, gast.Name) and value.func.value.id == "np":
+        summed = value.args[0]
+    elif is_call(value, "unbroadcast") and len(value.args) == 2 \
+            and is_number(kind_of(value.args[1], kinds)):
+        summed = value.args[0]
+    else:
+        return None
+    kind = kind_of(summed, kinds)
+    return summed if is_array(kind) and kind[2] == "f" else None
+
+
+def _sum(window, stmt, target, op):
+    """`s = np.sum(E)`, `s += unbroadcast(E, t)`, ...: the elements added into `_acc`."""
+    kinds = window.fn.kinds
+    if kinds.get(target) != ("num", "f") or target in window.objects:
+        return None
+    summed = _summed(stmt.value, kinds)
+    rank = _rank(kind_of(summed, kinds))
+    element = window.element(rank)
+    expr = element.expr(summed)
+    acc = window.fn.fresh("_acc")
+    body = [gast.AugAssign(target=name(acc, store=True), op=gast.Add(), value=expr)]
+    item = _item(window, stmt, rank, element, body, [target])
+    if op is not None:
+        item.eff.reads.add(target)
+    item.reduce = (acc, target, op)
     return item

@@ -6,7 +6,7 @@ A statement joins a window as
   statements touch the same view, merge into one of its rank, in which it touches no
   memory they touch through another view, unless both only accumulate; two conflicting
   LOOP statements of two components must keep their order; no earlier POST statement may
-  conflict with it;
+  conflict with it, and it may not read or bind the number an earlier sum ends in;
 - PRE, a simple statement conflicting with no earlier LOOP or POST statement;
 - POST, any other simple statement (`Assign`, `AugAssign`, `Expr`) that is not
   elementwise.
@@ -121,6 +121,9 @@ class Window:
         if any(i.phase == POST and conflict(i.eff, i.mem, item.eff, item.mem)
                for i in self.items):
             return False
+        summed = {i.reduce[1] for i in self.items if i.reduce is not None}
+        if summed & (item.eff.reads | item.eff.binds):
+            return False  # a sum is final only after its loop (window_forms.py)
         join = [o.comp for o in item_objects(item)]  # it reads their arrays element-wise
         for other in (i for i in self.items if i.phase == LOOP):
             if memory(other.eff.mem, item.eff.mem) == "aligned":
