@@ -1,7 +1,9 @@
 """Sums over a loop's elements computed in the loop of the compiled form
 (transforms/window_forms.py): `s = np.sum(E)` and a scalar's cotangent `_adj_a +=
-unbroadcast(E, a)` become `_acc += e` in the loop. numba's np.sum adds in the same order,
-so the gradient is the generated function's to the last bit; central differences agree."""
+unbroadcast(E, a)` become `_acc += e` in the loop. numba's np.sum adds in the same order
+(index order, for arrays of one dimension), so the gradient is the generated function's
+to the last bit; central differences agree. Sums of matrices stay numba's: it adds them
+in memory order, which a loop over indices matches only for C-ordered arrays."""
 
 import numpy as np
 import pytest
@@ -58,3 +60,18 @@ def test_a_read_of_the_sum_waits_for_its_loop():
     lines = [line.strip() for line in code.splitlines()]
     done = lines.index("s = _acc")
     assert all("* s" not in line for line in lines[:done]), code
+
+
+def matrix_sums(w, x):
+    """Sums of a matrix expression: numba adds a Fortran-ordered one column by column."""
+    y = np.tanh(w * x)
+    return np.sum(y * y) + np.sum(w)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_sums_of_matrices_stay_numbas(order):
+    w = np.asarray(np.outer(np.linspace(0.2, 1.0, 5), np.linspace(0.5, 1.5, 4)), order=order)
+    x = np.asarray(np.ones((5, 4)) * 0.3, order=order)
+    code = form_code(matrix_sums, 0, (w, x))
+    assert "_acc" not in code and "np.sum(" in code, code
+    assert_form_agrees(matrix_sums, (w, x), exact=True)

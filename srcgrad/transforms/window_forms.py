@@ -12,11 +12,13 @@
 - `if c: tape = tape_like(v, n)` of an array of the loop: the tape allocated before the
   loop (`np.empty((n,) + shape)`, what tape_like makes of a float64 array);
 - `s = np.sum(E)`, `s = unbroadcast(E, t)` (t a number: the same sum) and `s += ...` /
-  `s -= ...` of them, s a float: a sum over the loop's elements, `_acc += e` in the loop,
-  `_acc = 0.0` before it and `s = _acc` (`s += _acc`) after it. numba's np.sum adds the
-  elements one by one in C order from 0.0, as the loop does: the same number, bit for
-  bit. No later statement of the window may read or bind s (it would read it
-  unfinished): windows.py ends the window there.
+  `s -= ...` of them, s a float, E of one dimension: a sum over the loop's elements,
+  `_acc += e` in the loop, `_acc = 0.0` before it and `s = _acc` (`s += _acc`) after
+  it. numba's np.sum adds the elements one by one from 0.0 in index order (any stride),
+  as the loop does: the same number, bit for bit. (A matrix it adds in memory order, by
+  columns if Fortran-ordered, which the loop's kinds do not tell: left to numba.) No
+  later statement of the window may read or bind s (it would read it unfinished):
+  windows.py ends the window there.
 Each lists the arrays that must have the loop's shape, its memory accesses (roots and
 the path of the view) and the loop's own arrays it touches.
 """
@@ -277,6 +279,8 @@ def _sum(window, stmt, target, op):
         return None
     summed = _summed(stmt.value, kinds)
     rank = _rank(kind_of(summed, kinds))
+    if rank != 1:  # numba sums a matrix in memory order: a Fortran-ordered one by columns
+        return None
     element = window.element(rank)
     expr = element.expr(summed)
     acc = window.fn.fresh("_acc")
