@@ -14,8 +14,9 @@ any block) into loops over the adjoint's elements:
         for _j in range(_n[1]):
             _adj_W[_k, _j] += g[_k] * h[_j]
 
-The cases, by analysis/kinds.py's kinds of the call's arguments (all float64 arrays or
-numbers, plain names):
+The cases, by analysis/kinds.py's kinds of the call's arguments (float64 arrays or
+numbers; names, or expressions calling nothing but NumPy's one-argument ufuncs, which are
+bound to names first, in the call's order):
 - `matmul_lhs_grad(g, a, b)`, a a matrix and b a vector: the outer product of g and b;
 - `matmul_rhs_grad(g, a, b)`, a a vector and b a matrix: the outer product of a and g;
 - either, a and b vectors (a dot product; g a number): `X[_k] += g * b[_k]` (lhs) or
@@ -79,12 +80,13 @@ def _loops(stmt, kinds, roots, fresh):
         return None
     rule, x, args = stmt.value.func.id, stmt.target.id, stmt.value.args
     g, a, b = (kind_of(arg, kinds) for arg in args)
-    if rule == "matmul_lhs_grad" and (a, b, g, kinds.get(x)) == (_MATRIX, _VECTOR, _VECTOR, _MATRIX):
+    found = (a, b, g, kinds.get(x))
+    if rule == "matmul_lhs_grad" and found == (_MATRIX, _VECTOR, _VECTOR, _MATRIX):
         factors = (0, 2)  # outer(g, b)
-    elif rule == "matmul_rhs_grad" and (a, b, g, kinds.get(x)) == (_VECTOR, _MATRIX, _VECTOR, _MATRIX):
+    elif rule == "matmul_rhs_grad" and found == (_VECTOR, _MATRIX, _VECTOR, _MATRIX):
         factors = (1, 0)  # outer(a, g)
     elif rule in ("matmul_lhs_grad", "matmul_rhs_grad") \
-            and (a, b, g, kinds.get(x)) == (_VECTOR, _VECTOR, _NUMBER, _VECTOR):
+            and found == (_VECTOR, _VECTOR, _NUMBER, _VECTOR):
         factors = (0, 2 if rule == "matmul_lhs_grad" else 1)  # g * b or g * a
     else:
         return None
