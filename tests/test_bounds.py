@@ -150,3 +150,20 @@ def test_span_in_is_ranges_rule():
             else:
                 with pytest.raises(IndexError):
                     run(extent, start, stop, step, coef, offset)
+
+
+def element_read_in_an_empty_loop(x, y, m):
+    """`z[3]` read in a loop of m iterations: with m = 0 nothing reads it (x has 3
+    elements), and the sum its cotangent gathers across the loop (elements.py's `_acc`)
+    must not be added into `_adj_z[3]` either. Found by `tests.fuzz.indices --seed 31`."""
+    z = np.sin(x) * 1.5 + x
+    total = 0.0
+    for i in range(m):
+        total += z[3] * y[i]
+    return total + np.sum(y * y)
+
+
+@pytest.mark.parametrize("m", [0, 2])
+def test_a_sum_across_a_loop_that_did_not_run_touches_nothing(m):
+    x, y = np.linspace(0.1, 0.7, 3 if m == 0 else 5), np.linspace(0.2, 0.9, 4)
+    assert_form_agrees(element_read_in_an_empty_loop, (x, y, m), exact=True)
