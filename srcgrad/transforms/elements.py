@@ -25,8 +25,8 @@ no other statement of the loop's body touches x or what may share its memory, th
 goes to a local number `_acc` set to 0.0 before the loop and added to x[i] after it, if
 the loop ran (`_ran`: with no iteration, x[i] was never touched, and may not even
 exist): x[i] is read and written once instead of in every iteration (numba cannot do
-this: its arrays may overlap). The terms are the same; their sum's order changes (the last bit may
-differ). gmm's innermost backward loop adds into `_adj_xc[i]` across j: 4.9x -> 3.1x the
+this: its arrays may overlap). The terms are the same; their sum's order changes (the
+last bit may differ). gmm's innermost backward loop adds into `_adj_xc[i]` across j: 4.9x -> 3.1x the
 primal at d=64 by hand.
 """
 from __future__ import annotations
@@ -159,7 +159,7 @@ def accumulators(body, kinds, roots, fresh) -> int:
             if made:
                 before, after = made
                 body[k:k + 1] = before + [stmt] + after
-                changed += len(before)
+                changed += len(before) - 1  # one `_acc` each, and the `_ran` flag
                 k += len(before) + len(after)
         k += 1
     return changed
