@@ -18,8 +18,8 @@ iterates; finite differences with steps of 1e-6, 1e-4 and 1e-3 agree for
 every case.  The convergence tests of the Newton and fixed-point loops may
 change their trip count, but only once the iterate has converged to rounding.
 
-Cases that fail because of a known srcgrad bug or limitation are marked
-``xfail(strict=True)`` with the reason; ``test_loop_tape_recording`` checks
+A case that fails because of a known srcgrad bug or limitation is marked
+``xfail(strict=True)`` with the reason (none today); ``test_loop_tape_recording`` checks
 what the generated forward sweep records on tapes.
 """
 
@@ -819,13 +819,6 @@ def _case(func, make_args, wrt=0, marks=()):
     return pytest.param(func, make_args, wrt, id=func.__name__, marks=marks)
 
 
-# Known srcgrad bugs and limitations (each one is described in its reason).
-_ALIAS_LIMITATION = (
-    "srcgrad limitation: `u = new` (a second name for an array the function writes into) "
-    "is rejected with SrcgradSyntaxError, although `new` is rebound to a fresh copy before "
-    "it is written again; `u = new.copy()` works (heat_equation_copy)")
-
-
 CASES = [
     _case(recast_with_inner_loop, lambda: (0.4, np.array([0.3, 0.9, -0.4]), 3), (0, 1)),
     _case(recast_negative_step, lambda: (0.4, np.array([0.3, 0.9, -0.4, 0.6, 1.1, -0.7, 0.2])),
@@ -936,8 +929,7 @@ CASES = [
     _case(append_in_branch, lambda: (away_from_zero(_rng(60), 6),)),
     _case(list_scalars_indexed, lambda: (_rng(41).normal(size=5),)),
     # realistic programs
-    _case(heat_equation_steps, lambda: (_rng(42).normal(size=8), 0.2, 5), (0, 1),
-          marks=pytest.mark.xfail(strict=True, raises=SyntaxError, reason=_ALIAS_LIMITATION)),
+    _case(heat_equation_steps, lambda: (_rng(42).normal(size=8), 0.2, 5), (0, 1)),
     _case(heat_equation_copy, lambda: (_rng(42).normal(size=8), 0.2, 5), (0, 1)),
     _case(heat_equation_slices, lambda: (_rng(43).normal(size=8), 0.25, 4), ("u0", "r")),
     _case(bubble_sort_weighted, lambda: (_distinct(_rng(44), 6), _rng(45).normal(size=6)),

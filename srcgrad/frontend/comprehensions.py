@@ -120,7 +120,7 @@ class _Lowering(Formatting):
 
     def bind_in_place(self, pre, stmt) -> list:
         """`feats = _aK` after the statements building _aK: they build `feats` itself (a
-        second name would be refused: _aK is written into), unless they read feats."""
+        second name would be a copy: _aK is written into), unless they read feats."""
         value, targets = getattr(stmt, "value", None), getattr(stmt, "targets", [None])
         if not (isinstance(stmt, gast.Assign) and len(targets) == 1 and pre
                 and isinstance(targets[0], gast.Name) and isinstance(value, gast.Name)

@@ -33,7 +33,9 @@ Each statement keeps the line number of the user statement it came from.
 
 A value read from an array that the function writes into is copied when a user
 variable keeps it (`snapshot`), so a later write cannot change it behind the
-backward sweep's back.
+backward sweep's back; so is a second name for an array either name writes
+into (`u = new`, `a, b = b, x`, `a = b = e`, rows of `a, b = M`, `[new]`),
+except a swap of names that keep one name, which moves the arrays.
 
 `z op= v` on a name becomes `z = z op v`; that statement and every write
 `z[i] = v` carry an `aliasing.Update` mark, and aliasing.py puts a run-time
@@ -52,11 +54,12 @@ from .aliasing import Update, UserNames, guard_updates, symbol
 from ..errors import SrcgradSyntaxError
 from .resolve import Resolved
 from ..runtime import snapshot
-from ..syntax import dotted_name, name as _name
+from ..syntax import name as _name
 from .expressions import Expressions
 from .calls import closure_writes
 from .inline import Inliner
-from .trees import VIEWS, chain_root, nested_stores, reads, snapshot_of, stores_in, written_into
+from .second_names import SecondNames
+from .trees import chain_root, nested_stores, reads, snapshot_of, stores_in, written_into
 
 
 @dataclass
@@ -71,7 +74,7 @@ class Normalized:
         return self.body[-1].value
 
 
-class _Normalizer(Expressions, Inliner):
+class _Normalizer(Expressions, Inliner, SecondNames):
     """The pass's state; expressions.py and inline.py hold the methods for expressions and
     for calls into user code."""
 
@@ -237,7 +240,8 @@ class _Normalizer(Expressions, Inliner):
         """Assign user expression `value` to user target `target`."""
         if isinstance(target, gast.Subscript):
             base, index = self.atom(target.value), self.index(target.slice)
-            self.write(base, index, self.atom(value))
+            atom = self.atom(value)
+            self.write(base, index, self.element(atom) if base.id in self.lists else atom)
             return
         if isinstance(target, gast.Name):
             if (self.names.user(target.id) == "_retval" and isinstance(value, gast.Name)
@@ -250,6 +254,8 @@ class _Normalizer(Expressions, Inliner):
             simple = isinstance(value, (gast.Name, gast.Constant)) or (
                 isinstance(value, gast.Attribute) and chain_root(value) not in self.version)
             resolved = self.atom(value) if simple else self.operation(value)
+            if isinstance(value, gast.List):  # `[a]`: the list keeps a, written into later
+                resolved.elts = [self.element(e) for e in resolved.elts]
             if isinstance(value, gast.Subscript) and chain_root(value.value) in self.mutated:
                 resolved = snapshot_of(self._store(resolved, None))
             elif not simple and target.id in self.unversioned and target.id in reads(resolved):
@@ -261,6 +267,8 @@ class _Normalizer(Expressions, Inliner):
                 resolved = snapshot_of(resolved)
             if simple:
                 resolved = self.value(resolved)  # `ys = hs` would give the list two names
+                if self.needs_copy(target.id, resolved):
+                    resolved = snapshot_of(resolved)
             ssa = self.define(target.id)
             if isinstance(resolved, gast.Name) and resolved.id == ssa:
                 self.emit(gast.Pass())  # `x = x` (a name not versioned): nothing happens
@@ -270,48 +278,35 @@ class _Normalizer(Expressions, Inliner):
                 self.assign(ssa, resolved)  # (`y = f(x)`: y takes f's last operation)
             (self.lists.add if isinstance(value, gast.List) else self.lists.discard)(ssa)
             return
-        # Tuple target: evaluate the whole right-hand side before binding any name.
+        self.bind_tuple(target, value)
+
+    def bind_tuple(self, target, value):
+        """Tuple target: evaluate the whole right-hand side before binding any name."""
         if getattr(value, "callee", None) is not None:
             value = self.call_user(value)
         if isinstance(value, gast.Tuple) and len(value.elts) == len(target.elts):
             parts = [self.atom(e) for e in value.elts]
+            # `u, v = v, u` of names that keep one name in loops moves the arrays: no copy
+            rebound = self.bound_by(target.elts) & self.unversioned
+            moved = [isinstance(p, gast.Name) and p.id in rebound for p in parts]
             for k, part in enumerate(parts):  # `u, v = v, u`: v's value read before u is bound
                 if isinstance(part, gast.Name) and part.id in self.bound_by(target.elts[:k]):
                     parts[k] = self._store(part, None)
+            parts = [self.kept(sub, part, not move and self.shared_element(sub, e))
+                     for sub, part, move, e in zip(target.elts, parts, moved, value.elts)]
         else:
             whole = self.atom(value)
             if isinstance(whole, gast.Name) and whole.id in self.bound_by(target.elts):
                 whole = self._store(whole, None)  # `a, b = a`: b is read from the old a
-            parts = self.unpack(whole, len(target.elts))
+            rows = getattr(whole, "id", None) in self.mutated  # `a, b = M`: rows are views
+            parts = [self.kept(sub, part, rows or getattr(sub, "id", None) in self.mutated)
+                     for sub, part in zip(target.elts, self.unpack(whole, len(target.elts)))]
         self.bind_resolved(target, parts)
 
     def bound_by(self, targets) -> set[str]:
         """The current names of the user names a list of targets rebinds."""
         return {self.version.get(n.id, n.id) for t in targets for n in gast.walk(t)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-
-    def check_sharing(self, name: str, value):
-        """Arrays written into must not share memory with another name (see module doc)."""
-        source = value.id if isinstance(value, gast.Name) and value.id in self.version else None
-        view = isinstance(value, gast.Subscript) or (
-            isinstance(value, gast.Call) and dotted_name(value.func) in VIEWS)
-        if not (name in self.mutated and (source is not None or view)
-                or source is not None and source in self.mutated):
-            return
-        show, user = self.names.show, self.names.user(name)
-        loop = getattr(self.where, "hoisted_loop", None)  # desugar's `_sK = y` for `for v in y`
-        if loop is not None:
-            self.fail(loop, f"iterating over {show(source)}, which the function writes into, "
-                      "in a loop whose body rebinds it",
-                      f"iterate over a copy, {self.names.user(source)}.copy()")
-        if name in self.mutated:
-            what = self.names.user(source) if source else self.names.text(value)
-            self.fail(self.where, f"writing into {show(name)}, which shares memory with "
-                      f"{show(source) if source else f'`{what}`'}",
-                      f"make it a copy: {user} = {what}.copy()")
-        self.fail(self.where, f"a second name {show(name)} for the array {show(source)} that the "
-                  f"function writes into", f"use {self.names.user(source)} itself, or "
-                  f"{user} = {self.names.user(source)}.copy()")
 
     def unpack(self, whole, n):
         return [gast.Subscript(value=whole, slice=gast.Constant(value=i, kind=None),
