@@ -68,6 +68,23 @@ def aliased(x, k):
     return np.sum(s) + np.sum(v)
 
 
+def _first(v, w):
+    t = v
+    return t
+
+
+def second_name_shape(x):
+    """A second name (through a call) of an array the loop makes, read later only for its
+    shape by the backward sweep: the form once read a name it never bound (found by
+    tests.fuzz.aliases --seed 4)."""
+    a = x * 1.0
+    b = np.sin(x)
+    c = x * x
+    m = np.stack((a, c))
+    c = _first(b, a)
+    return np.sum(np.cos(b)) + np.sum(c) + np.sum(m)
+
+
 def divides(x, d):
     """A quotient by an element that may be zero: inf as NumPy gives, not an exception."""
     q = x / (d - 1.0) + x * x
@@ -94,6 +111,7 @@ CASES = {
     "rows_2d": (rows_2d, lambda: (rng.uniform(-1, 1, (4, 5)), rng.uniform(-1, 1, 5)), (0, 1)),
     "aliased": (aliased, lambda: (rng.uniform(-1, 1, 6), 0.7), (0, 1)),
     "recursive_rows": (recursive_rows, lambda: (rng.uniform(-1, 1, (4, 4)),), 0),
+    "second_name_shape": (second_name_shape, lambda: (rng.uniform(-1, 1, 4),), 0),
 }
 
 

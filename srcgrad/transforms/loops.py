@@ -242,11 +242,13 @@ def _loop(window, comp, live, shaped, bound) -> list:
     code += [assign(total, name(acc)) if op is None else
              gast.AugAssign(target=name(total, store=True), op=op, value=name(acc))
              for acc, total, op in sums]
+    done = set()
     for array, others in arrays.values():
         code += [assign(n, name(array)) for n in others]
+        done |= {array, *others}
     for n, obj in window.objects.items():  # read later for its shape only: any array of it
-        if obj.comp is comp and n in shaped and obj not in arrays:
-            code.append(assign(n, name(like)))
+        if obj.comp is comp and n in shaped and n not in done:  # (also a second name of
+            code.append(assign(n, name(like)))                   # an array made above)
     return code
 
 

@@ -24,6 +24,9 @@ from .targeted import arguments, load
 
 _VECS = ["a", "b", "c"]
 _SHARED = ("shares memory", "holds it")  # aliasing.py's messages for a shared write
+# Helpers the programs call (inlined): one returns its argument, one writes into a copy.
+_HELPERS = ("def same(v):\n    return v\n\n\ndef pick(v, w):\n    t = v\n    return t\n\n\n"
+            "def scaled(v, k):\n    v = v.copy()\n    v[0] = v[0] * k\n    return v\n\n\n")
 
 
 def _statement(rng: random.Random, matrix: bool, idx: str) -> str:
@@ -33,7 +36,8 @@ def _statement(rng: random.Random, matrix: bool, idx: str) -> str:
         f"{u} = {v} = np.sin({w}) * 0.5", f"L = [{u}]\n{{p}}s = s + np.sum(L[0] * x)",
         f"{u}[{idx}] = np.tanh({v}[{idx}] + s * 0.1)", f"{u} += 0.5 * {v}",
         f"{u} = {v} * 0.5 + np.sin({w})", f"s = s + np.sum({u} * {v})",
-        f"s = s + np.sum(np.sin({u}) * x)",
+        f"s = s + np.sum(np.sin({u}) * x)", f"{u} = same({v})", f"{u} = pick({v}, {w})",
+        f"{u} = {v}[::-1]", f"{u} = scaled({v}, 0.5)",
     ]
     if matrix:
         kinds += [f"{u}, {v} = M", f"M[0, {idx}] = np.cos(s)", "M = np.stack((a, b))",
@@ -48,7 +52,7 @@ def program(rng: random.Random) -> str:
     idx = "k" if loop and rng.random() < 0.5 else str(rng.randrange(4))
     body = [_statement(rng, matrix, idx) for _ in range(rng.randint(2, 6))]
     lines = "".join(pad + s.replace("{p}", pad) + "\n" for s in body)
-    head = ("import numpy as np\n\n\ndef f(x):\n    a = x * 1.0\n    b = np.sin(x)\n"
+    head = ("import numpy as np\n\n\n" + _HELPERS + "def f(x):\n    a = x * 1.0\n    b = np.sin(x)\n"
             "    c = x * x\n    s = 0.0\n" + ("    M = np.stack((a, c))\n" if matrix else ""))
     if loop:
         head += f"    for k in range({rng.choice([2, 3])}):\n"
