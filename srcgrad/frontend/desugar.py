@@ -33,6 +33,7 @@ import gast
 from ..errors import SrcgradSyntaxError
 from .comprehensions import lower
 from .resolve import Resolved
+from .outputs import lower_outputs
 from .trying import lower_try
 
 
@@ -308,6 +309,7 @@ class _Desugar:
 
 def desugar(resolved: Resolved) -> Resolved:
     tree = resolved.tree
+    lower_outputs(resolved)
     lower_try(resolved)
     lower(resolved, {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)})
     returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]

@@ -12,12 +12,12 @@ from .registry import BINARY, defnondiff, defrule
 MATMUL_SHAPES = (((2, 3), (3, 4)), ((2, 3), (3,)), ((3,), (3, 4)), ((3,), (3,)))
 
 
-@defrule((gast.Add, "+", operator.add), shapes=BINARY)
+@defrule((gast.Add, "+", operator.add), np.add, shapes=BINARY)
 def add(g, ans, x, y):
     return unbroadcast(g, x), unbroadcast(g, y)
 
 
-@defrule((gast.Sub, "-", operator.sub), shapes=BINARY)
+@defrule((gast.Sub, "-", operator.sub), np.subtract, shapes=BINARY)
 def sub(g, ans, x, y):
     return unbroadcast(g, x), unbroadcast(-g, y)
 

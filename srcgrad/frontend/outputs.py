@@ -1,0 +1,196 @@
+"""Calls that write into an array argument, made writes srcgrad differentiates (desugar's
+first step).
+
+NumPy functions write into an argument through `out=` (or the `out` position: a ufunc's
+outputs follow its inputs, `np.dot(a, b, out)`), `np.copyto`, and the fill and scatter
+functions (`np.put`, `np.putmask`, `np.place`, `np.fill_diagonal`, `np.put_along_axis`,
+`ufunc.at`). srcgrad's rules see a call's arguments and result only, so without this
+pass such a write ran in the forward sweep and was missing from the backward one: a
+gradient off by the written values, without an error (before 2026-12-06).
+
+Guarantee: after this pass no call writes into an argument. As a statement, or the
+value bound to one name, with its output a name:
+- `f(args, out=o)` becomes `o[:] = f(args)`, then `r = o` for `r = f(args, out=o)`
+  (NumPy returns the output array itself); with a ufunc's `where=w`, the elements it
+  leaves keep their values: `o[:] = np.where(w, f(args), o)`; `out=None` is dropped;
+- `np.copyto(d, s)` becomes `d[:] = s`, with `where=w` `d[:] = np.where(w, s, d)`.
+The same values land in the same array as in NumPy (the call computes them first, the
+write broadcasts them into o: NumPy's rule for an output), and normalize, aliasing and
+the reverse pass treat the write as any `o[:] = v`. Refused with SrcgradSyntaxError
+naming the call: an output inside a larger expression or not a plain name, several
+outputs, and the fill and scatter functions (write the elements by indexing instead).
+Not followed: NumPy's refusal to cast a float result into an integer output (the write
+casts, as `o[:] = v` does), and a 0-d output (`o[:]` needs an axis).
+"""
+from __future__ import annotations
+
+import inspect
+
+import gast
+import numpy as np
+
+from ..errors import SrcgradSyntaxError
+from ..syntax import dotted_name
+
+_WRITERS = frozenset({"np.put", "np.putmask", "np.place", "np.fill_diagonal",
+                      "np.put_along_axis", "np.random.shuffle"})
+_HINT = "compute the values, then write them with an index assignment (`a[:] = v`)"
+
+
+def lower_outputs(resolved) -> None:
+    """Rewrite `resolved.tree` in place as the module docstring says."""
+    calls = [n for n in gast.walk(resolved.tree) if isinstance(n, gast.Call)]
+    for call in calls:  # `out=None`: a new array, as without it
+        call.keywords = [k for k in call.keywords if not (
+            k.arg == "out" and isinstance(k.value, gast.Constant) and k.value.value is None)]
+    if any(_writes(resolved, n) for n in calls):
+        _Lowering(resolved).block(resolved.tree.body)
+
+
+def _writes(resolved, call) -> bool:
+    return (any(k.arg in ("out", "where") for k in call.keywords)
+            or _output_position(resolved, call) is not None
+            or dotted_name(call.func) in _WRITERS | {"np.copyto"} or _is_at(resolved, call))
+
+
+def _is_at(resolved, call) -> bool:
+    """`np.add.at(a, i, v)`: an unbuffered scatter into a."""
+    func = call.func
+    if not (isinstance(func, gast.Attribute) and func.attr == "at"):
+        return False
+    base = dotted_name(func.value) or ""
+    obj = resolved.callees.get(base, np if base.startswith("np.") else None)
+    for part in base.split(".")[1:] if obj is np else []:
+        obj = getattr(obj, part, None)
+    return isinstance(obj, np.ufunc)
+
+
+def _output_position(resolved, call):
+    """The index of the positional output `call` is given, or None."""
+    obj = resolved.callees.get(dotted_name(call.func))
+    if obj is None:
+        return None
+    if isinstance(obj, np.ufunc):
+        position = obj.nin
+    else:
+        try:
+            names = list(inspect.signature(obj).parameters)
+        except (TypeError, ValueError):
+            return None
+        if "out" not in names:
+            return None
+        position = names.index("out")
+    return position if len(call.args) > position else None
+
+
+class _Lowering:
+
+    def __init__(self, resolved):
+        self.resolved = resolved
+
+    def fail(self, node, what):
+        parsed = self.resolved.parsed
+        raise SrcgradSyntaxError(
+            f"srcgrad cannot differentiate {parsed.func.__qualname__}: {what} is not "
+            f"supported; {_HINT}", parsed.loc(node))
+
+    def block(self, stmts) -> None:
+        k = 0
+        while k < len(stmts):
+            stmt = stmts[k]
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(stmt, field, None), list):
+                    self.block(getattr(stmt, field))
+            for handler in getattr(stmt, "handlers", []):
+                self.block(handler.body)
+            new = self.statement(stmt)
+            stmts[k:k + 1] = new
+            k += len(new)
+
+    def statement(self, stmt) -> list:
+        value = getattr(stmt, "value", None)
+        top = value if isinstance(value, gast.Call) and (
+            isinstance(stmt, gast.Expr) or isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)) else None
+        for node in _own_nodes(stmt):
+            if isinstance(node, gast.Call) and node is not top and _writes(self.resolved, node):
+                self.check_keywords(node)
+                self.fail(node, f"`{dotted_name(node.func)}(...)` writing into an argument "
+                                "inside a larger expression")
+        if top is None or not _writes(self.resolved, top):
+            return [stmt]
+        written, computed = self.split(top)
+        whole = gast.Slice(lower=None, upper=None, step=None)  # `o[:]`: numba reads no `o[...]`
+        write = gast.Assign(targets=[gast.Subscript(
+            value=gast.Name(id=written, ctx=gast.Load(), annotation=None, type_comment=None),
+            slice=whole, ctx=gast.Store())], value=computed, type_comment=None)
+        out = [gast.copy_location(write, stmt)]
+        if isinstance(stmt, gast.Assign):
+            out.append(gast.copy_location(gast.Assign(
+                targets=stmt.targets, value=gast.Name(id=written, ctx=gast.Load(),
+                                                      annotation=None, type_comment=None),
+                type_comment=None), stmt))
+        return out
+
+    def check_keywords(self, call) -> None:
+        name = dotted_name(call.func)
+        if name in _WRITERS or _is_at(self.resolved, call):
+            self.fail(call, f"`{name}`, which writes into its argument")
+
+    def split(self, call):
+        """(the name written, the expression of the values written)."""
+        self.check_keywords(call)
+        name = dotted_name(call.func)
+        keywords = {k.arg: k.value for k in call.keywords}
+        if name == "np.copyto":
+            if len(call.args) != 2 or set(keywords) - {"where"}:
+                self.fail(call, "`np.copyto` with `casting=` or other arguments")
+            dest, source = call.args
+            where = keywords.get("where")
+            chosen = source if where is None else self.where(where, source, dest)
+            return self.target(call, dest), chosen
+        position = _output_position(self.resolved, call)
+        outputs = call.args[position:] if position is not None else []
+        out = keywords.pop("out", None)
+        if position is not None and out is not None or len(outputs) > 1:
+            self.fail(call, f"`{name}` with several outputs")
+        out = outputs[0] if outputs else out
+        if isinstance(out, gast.Tuple) and len(out.elts) == 1:
+            out = out.elts[0]
+        where = keywords.pop("where", None)
+        pure = gast.Call(func=call.func, args=call.args[:position] if outputs else call.args,
+                         keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
+        if out is None:  # NumPy leaves the other elements of a new array undefined
+            self.fail(call, f"`{name}(..., where=...)` without an output")
+        written = self.target(call, out)
+        here = gast.Name(id=written, ctx=gast.Load(), annotation=None, type_comment=None)
+        return written, (pure if where is None else self.where(where, pure, here))
+
+    def where(self, test, chosen, kept):
+        self.resolved.callees.setdefault("np.where", np.where)
+        return _where(test, chosen, kept)
+
+    def target(self, call, node) -> str:
+        if not isinstance(node, gast.Name):
+            self.fail(call, f"`{dotted_name(call.func)}` writing into `{_text(node)}` (only "
+                            "into a name)")
+        return node.id
+
+
+def _own_nodes(stmt):
+    """The nodes of `stmt` outside its nested statement bodies."""
+    fields = [getattr(stmt, f) for f in ("value", "test", "iter", "targets", "target", "msg")
+              if getattr(stmt, f, None) is not None]
+    for value in fields:
+        for part in value if isinstance(value, list) else [value]:
+            yield from gast.walk(part)
+
+
+def _where(test, chosen, kept):
+    np_where = gast.Attribute(value=gast.Name(id="np", ctx=gast.Load(), annotation=None,
+                                              type_comment=None), attr="where", ctx=gast.Load())
+    return gast.Call(func=np_where, args=[test, chosen, kept], keywords=[])
+
+
+def _text(node) -> str:
+    return gast.unparse(node).strip()
