@@ -37,7 +37,7 @@ ALLOCATE = {"zeros", "ones", "empty"}
 _LIKE = {"snapshot": (0, False), "restore_at": (2, False), "restore": (1, False),
          "zeros_like": (0, True), "zeros_plus": (0, True), "fill_like": (0, True),
          "unbroadcast": (1, True), "expand_to": (1, True), "axis_extremum_share": (0, True),
-         "linked": (0, False)}
+         "linked": (0, False), "stored": (0, True)}
 _INTS = {"trip_count", "range_last", "len", "slice_at"}
 
 

@@ -8,7 +8,7 @@ both modes (rules/forward.py classifies them).
 import numpy as np
 
 from ..runtime import (axis_extremum_share, clip_mask, cotangent_dot, expand_to, extremum_share, log_or_zero,
-                       matrix_inner, reduce_sum, seed_like, select_where, stack_scalar,
+                       matrix_inner, reduce_sum, seed_like, select_where, stack_scalar, stored,
                        swap_last_axes, tie_share, tril_half_diag, unit_like, zeros_like)
 from .registry import defnondiff, defrule
 
@@ -28,6 +28,19 @@ def _reduce_all(rng):
 @defrule(reduce_sum, sample=(_reduce_axis0, _reduce_all))
 def reduce_sum_vjp(g, ans, x, axis, keepdims):
     return expand_to(g, x, axis, keepdims), None, None
+
+
+def _into_floats(rng):
+    return rng.normal(size=(3,)), rng.normal(size=(3,))
+
+
+def _into_integers(rng):
+    return rng.normal(size=(3,)), np.arange(3)
+
+
+@defrule(stored, sample=(_into_floats, _into_integers))
+def stored_vjp(g, ans, x, a):  # linear in x: zero where a holds integers
+    return stored(g, a), None
 
 
 def _dotted(rng):

@@ -166,3 +166,18 @@ def _sum_to_impl(g, shape):
                 d -= 1
         return out
     return impl
+
+# --- stored: the cotangent of values written into an array, zero for integer arrays ------
+
+def stored(g, a):
+    """`g`, the cotangent of values written into `a`, or zeros where `a` holds integers or
+    booleans: the write rounds the values, a step function whose derivative is zero."""
+    kind = getattr(getattr(a, "dtype", None), "kind", "f")
+    return g if kind not in "iub" else zeros_like(g)
+
+
+@overload(stored)
+def _stored(g, a):
+    if isinstance(a, types.Array) and isinstance(a.dtype, (types.Integer, types.Boolean)):
+        return lambda g, a: zeros_like(g)
+    return lambda g, a: g

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import gast
 
+from ..analysis.integer_arrays import maybe_integer_arrays
 from ..analysis.activity import Activity, is_append, operation_rule, rule_arguments
 from ..frontend.calls import Recursive
 from ..errors import MissingRuleError
@@ -114,6 +115,7 @@ class _Forward:
         names = {n.id for stmt in norm.body for n in gast.walk(stmt) if isinstance(n, gast.Name)}
         self.taken = names | {prefix + n for n in names}
         self.temps = itertools.count(1)
+        self.maybe_integer = maybe_integer_arrays(norm.body)
 
     def tan(self, var: str) -> str:
         return self.prefix + var
@@ -181,7 +183,10 @@ class _Forward:
                 return [stmt]
             slot = gast.Subscript(value=name(self.tan(base)), slice=copy.deepcopy(target.slice),
                                   ctx=gast.Store())
-            return [stmt, assign(slot, self.tangent_or_zero(value))]
+            tangent = self.tangent_or_zero(value)
+            if base in self.maybe_integer:  # zero where the array holds integers
+                tangent = call("stored", tangent, name(base))
+            return [stmt, assign(slot, tangent)]
         if isinstance(getattr(value, "callee", None), Recursive):
             return self.recursive_call(stmt, target.id, value)
         if target.id not in self.active:

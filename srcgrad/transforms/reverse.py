@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import gast
 
 from ..analysis.activity import Activity, is_append, plain_index, simple_statements
+from ..analysis.integer_arrays import maybe_integer_arrays
 from ..analysis.scopes import scopes
 from ..errors import NonScalarOutputError
 from ..frontend.normalize import Normalized, is_break_check
@@ -91,6 +92,7 @@ class _Reverser(Contributions):
         self.counted: list = []  # (loop, counter name) for loops counted in the forward sweep
         self.write_sites = itertools.count(1)
         self.write_tapes: dict[int, str] = {}  # id(forward `y[i] = v`) -> its undo tape
+        self.maybe_integer = maybe_integer_arrays(forward)
         self.restore_sites: dict[int, gast.AST] = {}  # id(backward restore) -> forward assignment
 
     # ---- blocks ------------------------------------------------------------------
@@ -162,8 +164,10 @@ class _Reverser(Contributions):
                         self.accumulate(base, call("unbroadcast", name(held), name(base)))]
                 slot = None
             elif isinstance(value, gast.Name) and value.id in self.active:
-                out.append(self.accumulate(value.id, call(
-                    "unbroadcast", call("snapshot", slot), name(value.id))))
+                written = call("snapshot", slot)
+                if base in self.maybe_integer:  # zero where the array holds integers
+                    written = call("stored", written, name(base))
+                out.append(self.accumulate(value.id, call("unbroadcast", written, name(value.id))))
             if slot is not None:
                 out.append(assign(zero, call("zeros_like", slot)))
         # One tape per write site: each site writes values of one type (an element, a row).
