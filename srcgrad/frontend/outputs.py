@@ -48,7 +48,10 @@ def lower_outputs(resolved) -> None:
 
 
 def _writes(resolved, call) -> bool:
-    return (any(k.arg in ("out", "where") for k in call.keywords)
+    """Whether `call` writes into an argument (or, a ufunc given `where=`, leaves a new
+    array's other elements undefined); `np.sum(x, where=m)` does neither."""
+    ufunc = isinstance(resolved.callees.get(dotted_name(call.func)), np.ufunc)
+    return (any(k.arg == "out" or k.arg == "where" and ufunc for k in call.keywords)
             or _output_position(resolved, call) is not None
             or dotted_name(call.func) in _WRITERS | {"np.copyto"} or _is_at(resolved, call))
 
@@ -74,12 +77,17 @@ def _output_position(resolved, call):
         position = obj.nin
     else:
         try:
-            names = list(inspect.signature(obj).parameters)
+            params = list(inspect.signature(obj).parameters.values())
         except (TypeError, ValueError):
             return None
-        if "out" not in names:
+        positional = []  # `np.einsum(*operands, out=None)`: out only by keyword
+        for p in params:
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            positional.append(p.name)
+        if "out" not in positional:
             return None
-        position = names.index("out")
+        position = positional.index("out")
     return position if len(call.args) > position else None
 
 

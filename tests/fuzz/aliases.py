@@ -1,13 +1,15 @@
-"""A campaign of second names for arrays that are written into (frontend/normalize.py's copies).
+"""A campaign of second names for arrays that are written into (frontend/second_names.py).
 
     python -m tests.fuzz.aliases [--programs 100] [--seed 1]
 
 Each program keeps three vectors a, b, c (and sometimes a 2 x 4 matrix M) and
 runs statements drawn from: a second name (`a = b`), a swap (`a, b = b, a`), a
 tuple bind (`a, c = b, np.cos(c)`), a chained assignment (`a = b = np.sin(c)`),
-a list display read back (`L = [a]`), rows unpacked (`a, b = M`), a write
-(`a[i] = ...`, `M[0, i] = ...`), an in-place update (`a += b`), a fresh
-rebinding, and reads into the running sum s; at the top level or in a loop.
+a list display read back (`L = [a]`), rows unpacked (`a, b = M`), a view
+(`a = b[::-1]`), calls returning their argument or writing into a copy, a write
+(`a[i] = ...`, `M[0, i] = ...`, `np.copyto(a, ...)`, `out=a`), an in-place update
+(`a += b`), a fresh rebinding, and reads into the running sum s; at the top level
+or in a loop (frontend/second_names.py, outputs.py and aliasing.py at work).
 NumPy's result is the oracle: srcgrad must give NumPy's value and a gradient
 within 1e-5 of central differences, or raise SrcgradError saying the write
 would be seen through shared memory (NumPy's semantics there differ from
@@ -37,7 +39,8 @@ def _statement(rng: random.Random, matrix: bool, idx: str) -> str:
         f"{u}[{idx}] = np.tanh({v}[{idx}] + s * 0.1)", f"{u} += 0.5 * {v}",
         f"{u} = {v} * 0.5 + np.sin({w})", f"s = s + np.sum({u} * {v})",
         f"s = s + np.sum(np.sin({u}) * x)", f"{u} = same({v})", f"{u} = pick({v}, {w})",
-        f"{u} = {v}[::-1]", f"{u} = scaled({v}, 0.5)",
+        f"{u} = {v}[::-1]", f"{u} = scaled({v}, 0.5)", f"np.copyto({u}, np.sin({v}))",
+        f"np.multiply({u}, {v}, out={u})", f"{w} = np.add({v}, 0.5, out={u})",
     ]
     if matrix:
         kinds += [f"{u}, {v} = M", f"M[0, {idx}] = np.cos(s)", "M = np.stack((a, b))",
