@@ -82,8 +82,18 @@ def helper_out(x):
     return np.sum(c * x)
 
 
+def _step(x, out=None):
+    return np.sin(x) if out is None else out * x
+
+
+def user_out_parameter(x):  # the user's own `out=` is an argument like any other
+    buf = x * 2.0
+    y = _step(x, out=buf)
+    return np.sum(y * y) + np.sum(buf)
+
+
 WRITING = [copyto, copyto_where, ufunc_out, ufunc_out_position, ufunc_out_tuple_bound,
-           ufunc_where, reduction_out, matmul_out, out_none]
+           ufunc_where, reduction_out, matmul_out, out_none, user_out_parameter]
 
 
 def _check(f, jit):

@@ -50,6 +50,8 @@ def lower_outputs(resolved) -> None:
 def _writes(resolved, call) -> bool:
     """Whether `call` writes into an argument (or, a ufunc given `where=`, leaves a new
     array's other elements undefined); `np.sum(x, where=m)` does neither."""
+    if getattr(call, "callee", None) is not None:  # the user's own function: inlined
+        return False
     ufunc = isinstance(resolved.callees.get(dotted_name(call.func)), np.ufunc)
     return (any(k.arg == "out" or k.arg == "where" and ufunc for k in call.keywords)
             or _output_position(resolved, call) is not None
