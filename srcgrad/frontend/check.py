@@ -177,9 +177,6 @@ def _check_node(parsed: Parsed, node) -> None:
     if isinstance(node, gast.Call):
         if any(k.arg is None for k in node.keywords):
             refuse(parsed, node, "a **kwargs argument in a call")
-    if isinstance(node, (gast.For, gast.While)) and node.orelse:
-        refuse(parsed, node, f"an else clause on a {_construct(node)}",
-              "set a flag before break and test it after the loop")
     if isinstance(node, gast.For):
         _check_target(parsed, node.target, subscript=False)
     if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Tuple):

@@ -32,6 +32,7 @@ import inspect
 import gast
 
 from ..errors import SrcgradSyntaxError
+from .loop_else import lower_loop_else
 from .parse import parse
 from .structure_reads import AMBIGUOUS, Const, Reads
 from .structures import Node, below, flat_name
@@ -101,9 +102,7 @@ def flatten(spec: Specialized) -> None:
     tree = parsed.tree
     args = tree.args
     originals = args.posonlyargs + args.args + args.kwonlyargs
-    if with_else := [n for n in gast.walk(tree) if isinstance(n, gast.For) and n.orelse]:
-        raise SrcgradSyntaxError(f"srcgrad cannot differentiate {spec.__qualname__}: an else "
-                                 "clause on a for loop is not supported", parsed.loc(with_else[0]))
+    lower_loop_else(tree)  # before loops over structures are unrolled
     for param, node in spec.structures.items():
         for leaf in node.leaves():
             spec.name_of(leaf)
