@@ -15,11 +15,9 @@ from __future__ import annotations
 import gast
 import numpy as np
 
+from ..frontend.dtype_names import DTYPE_POSITION
 from ..syntax import dotted_name
 
-_DTYPE_POSITION = {"np.zeros": 1, "np.ones": 1, "np.empty": 1, "np.full": 2,
-                   "np.zeros_like": 1, "np.ones_like": 1, "np.empty_like": 1,
-                   "np.full_like": 2, "np.array": 1, "np.asarray": 1}
 _FLOATS = {"float", "complex", "np.float64", "np.float32", "np.float16", "np.double",
            "np.single", "np.complex128", "np.complex64", "np.cdouble", "np.longdouble"}
 
@@ -42,7 +40,7 @@ def _integer(call) -> bool:
     if func == "as_type":
         return len(call.args) > 1 and not _float_dtype(call.args[1])
     dtype = next((k.value for k in call.keywords if k.arg == "dtype"), None)
-    position = _DTYPE_POSITION.get(func)
+    position = DTYPE_POSITION.get(func)
     if dtype is None and position is not None and len(call.args) > position:
         dtype = call.args[position]
     if dtype is not None:

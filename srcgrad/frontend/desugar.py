@@ -1,6 +1,7 @@
 """Pass 4, desugar: lower loops over sequences and early exits to a few core forms.
 
-Calls writing into an argument become writes (outputs.py), a loop's `else` clause an
+Calls writing into an argument become writes (outputs.py), `dtype=int` NumPy's int type
+(dtype_names.py), a loop's `else` clause an
 `if` on a flag its breaks clear (loop_else.py), try statements calls of helpers that run
 them as written (trying.py);
 comprehensions, sums over sequences, arrays from lists and text are lowered
@@ -35,6 +36,7 @@ import gast
 from ..errors import SrcgradSyntaxError
 from .comprehensions import lower
 from .resolve import Resolved
+from .dtype_names import spell_dtypes
 from .loop_else import lower_loop_else
 from .outputs import lower_outputs
 from .trying import lower_try
@@ -313,6 +315,7 @@ class _Desugar:
 def desugar(resolved: Resolved) -> Resolved:
     tree = resolved.tree
     lower_outputs(resolved)
+    spell_dtypes(resolved)
     lower_loop_else(tree)
     lower_try(resolved)
     lower(resolved, {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)})
