@@ -167,6 +167,7 @@ def _sum_to_impl(g, shape):
         return out
     return impl
 
+
 # --- stored: the cotangent of values written into an array, zero for integer arrays ------
 
 def stored(g, a):
