@@ -85,6 +85,19 @@ def second_name_shape(x):
     return np.sum(np.cos(b)) + np.sum(c) + np.sum(m)
 
 
+def swapped_buffers(u0, r):
+    """A stencil swapping its two buffers: the backward sweep's adjoints of both are copies
+    (transforms/copies.py), not zeros_plus calls LLVM cannot tell apart."""
+    u = u0.copy()
+    new = u0.copy()
+    n = u.shape[0]
+    for k in range(4):
+        for i in range(1, n - 1):
+            new[i] = u[i] + r * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u, new = new, u
+    return np.sum(u * u)
+
+
 def divides(x, d):
     """A quotient by an element that may be zero: inf as NumPy gives, not an exception."""
     q = x / (d - 1.0) + x * x
@@ -112,6 +125,7 @@ CASES = {
     "aliased": (aliased, lambda: (rng.uniform(-1, 1, 6), 0.7), (0, 1)),
     "recursive_rows": (recursive_rows, lambda: (rng.uniform(-1, 1, (4, 4)),), 0),
     "second_name_shape": (second_name_shape, lambda: (rng.uniform(-1, 1, 4),), 0),
+    "swapped_buffers": (swapped_buffers, lambda: (rng.uniform(-1, 1, 7), 0.2), (0, 1)),
 }
 
 
@@ -180,3 +194,10 @@ def test_the_form_reads_as_the_function_does():
     assert "# c = c * f + g * (1.0 - f)   (test_compiled_forms.py:" in text
     assert "for _k in range(_n" in text and "same_shape(" in text
     assert "guard_kind(w, 1, 1)" in text and re.search(r"\bc__e\d* = ", text)
+
+
+def test_a_swap_copies_its_adjoints():
+    g = srcgrad.grad(swapped_buffers, wrt=(0, 1))
+    g(rng.uniform(-1, 1, 7), 0.2)
+    form = g.compiled_source
+    assert "zeros_plus(" not in form and "same_shape(_adj" in form and ".copy()" in form, form

@@ -42,6 +42,7 @@ from .elements import rewrite
 from .numbers import simplify
 from .products import outer_products
 from .contract import contract
+from .copies import own_copies
 from .exit_tapes import exit_tapes
 from .flat_views import flatten_views
 from .windows import POST, PRE, Window, view_path
@@ -88,6 +89,7 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     looped = K.infer(func, params, returns)  # the loops' names too (views only go)
     flatten_views(func, looped)
     contract(func, looped, returns[0] if returns else ())
+    own_copies(func, looped)
     checks = []
     for p in func.args.args:
         kind = kinds.get(p.id, K.TOP)
