@@ -87,6 +87,23 @@ def blocks(body):
                 yield from blocks(getattr(stmt, field))
 
 
+def rewrite_blocks(body: list, rewrite) -> None:
+    """Replace, in place, every statement of `body` at any depth (the bodies of compound
+    statements, `try` handlers included), inner blocks first, by the list of statements
+    `rewrite(stmt)` returns; the statements it returns are not visited again."""
+    k = 0
+    while k < len(body):
+        stmt = body[k]
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(stmt, field, None), list):
+                rewrite_blocks(getattr(stmt, field), rewrite)
+        for handler in getattr(stmt, "handlers", []):
+            rewrite_blocks(handler.body, rewrite)
+        new = rewrite(stmt)
+        body[k:k + 1] = new
+        k += len(new)
+
+
 def function_def(called: str, params: list[str], body: list) -> gast.FunctionDef:
     """`def called(params...): body`, plain positional parameters, no decorators."""
     args = gast.arguments(args=[gast.Name(id=p, ctx=gast.Param(), annotation=None,

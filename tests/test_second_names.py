@@ -10,7 +10,9 @@ where NumPy's shared memory would be seen (both names used after the write).
 Before 2026-12-06 the tuple, unpacking, list display, chained and top-level
 swap forms gave gradients off by O(1) without an error (the backward sweep
 read values written after the read), and `u = new` was refused outright,
-although it is how stencils are written: `new = u.copy(); new[i] = ...; u = new`.
+although it is how stencils are written: `new = u.copy(); new[i] = ...; u = new`
+(test_corpus_loops.py's heat_equation_steps and test_corpus_speed_shapes.py's
+heat_fresh_array and wave_leapfrog check those; test_compiled_forms.py a buffer swap).
 """
 import numpy as np
 import pytest
@@ -84,28 +86,6 @@ def written_second_name(x):
     return s + np.sum(b * x)
 
 
-def heat_new_array_each_step(u0, r, steps):
-    u = u0.copy()
-    n = len(u)
-    for k in range(steps):
-        new = u.copy()
-        for i in range(1, n - 1):
-            new[i] = u[i] + r * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-        u = new
-    return np.sum(u * u)
-
-
-def heat_swapped_buffers(u0, r, steps):
-    u = u0.copy()
-    new = u0.copy()
-    n = len(u)
-    for k in range(steps):
-        for i in range(1, n - 1):
-            new[i] = u[i] + r * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-        u, new = new, u
-    return np.sum(u * u)
-
-
 X = np.array([0.3, -0.4, 0.8, 0.5])
 ONE_ARGUMENT = [tuple_second_name, list_display, list_element, unpacked_rows, swap_then_write,
                 chained_assignment, second_name_read_first, written_second_name]
@@ -120,14 +100,6 @@ def test_second_name_python(f):
                          ids=lambda f: f.__name__)
 def test_second_name_numba(f):
     check_gradient(f, (X.copy(),), jit=True)
-
-
-@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
-@pytest.mark.parametrize("f", [heat_new_array_each_step, heat_swapped_buffers],
-                         ids=lambda f: f.__name__)
-def test_stencils(f, jit):
-    u0 = np.array([0.1, 0.9, -0.3, 0.4, 1.2, -0.5, 0.2])
-    check_gradient(f, (u0, 0.2, 6), wrt=(0, 1), jit=jit)
 
 
 def seen_through_other_name(x):

@@ -28,9 +28,9 @@ import re
 
 import gast
 
-from ..syntax import dotted_name, name as _name
+from ..syntax import name as _name
 from .calls import Outlined, Recursive, grad_all_name, is_jvp_pair, rename_closures
-from .trees import VIEWS, assigned, item, nested_stores, snapshot_of, written_into
+from .trees import assigned, is_view, item, nested_stores, snapshot_of, written_into
 
 _TEMP = re.compile(r"^_t\d+$")
 
@@ -248,7 +248,6 @@ def _first_event(body, name: str) -> str | None:
         if (isinstance(stmt, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name
                                                    for t in stmt.targets)):
             value = stmt.value
-            fresh = not (isinstance(value, (gast.Name, gast.Subscript)) or (
-                isinstance(value, gast.Call) and dotted_name(value.func) in VIEWS))
+            fresh = not (isinstance(value, gast.Name) or is_view(value))
             return "rebound" if fresh else "written"
     return None

@@ -21,6 +21,8 @@ import itertools
 
 import gast
 
+from ..syntax import assign, const, name, rewrite_blocks
+
 
 def lower_loop_else(tree) -> None:
     """Rewrite every loop of `tree` that has an `else` clause (see the module doc)."""
@@ -29,28 +31,16 @@ def lower_loop_else(tree) -> None:
         return
     taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
     names = (f"_else{k}" for k in itertools.count(1) if f"_else{k}" not in taken)
-    _block(tree.body, names)
 
-
-def _block(stmts, names) -> None:
-    k = 0
-    while k < len(stmts):
-        stmt = stmts[k]
-        for field in ("body", "orelse", "finalbody"):
-            if isinstance(getattr(stmt, field, None), list):
-                _block(getattr(stmt, field), names)
-        for handler in getattr(stmt, "handlers", []):
-            _block(handler.body, names)
-        if isinstance(stmt, (gast.For, gast.While)) and stmt.orelse:
-            flag = next(names)
-            _clear_at_breaks(stmt.body, flag)
-            after = gast.If(test=_name(flag), body=stmt.orelse, orelse=[])
-            stmt.orelse = []
-            new = [_set(flag, True, stmt), stmt, gast.copy_location(after, stmt)]
-            stmts[k:k + 1] = new
-            k += len(new)
-        else:
-            k += 1
+    def lowered(stmt) -> list:
+        if not (isinstance(stmt, (gast.For, gast.While)) and stmt.orelse):
+            return [stmt]
+        flag = next(names)
+        _clear_at_breaks(stmt.body, flag)
+        after = gast.If(test=name(flag), body=stmt.orelse, orelse=[])
+        stmt.orelse = []
+        return [_set(flag, True, stmt), stmt, gast.copy_location(after, stmt)]
+    rewrite_blocks(tree.body, lowered)
 
 
 def _clear_at_breaks(stmts, flag) -> None:
@@ -71,12 +61,5 @@ def _clear_at_breaks(stmts, flag) -> None:
         k += 1
 
 
-def _name(ident, store=False):
-    return gast.Name(id=ident, ctx=gast.Store() if store else gast.Load(), annotation=None,
-                     type_comment=None)
-
-
 def _set(flag, value, where):
-    return gast.copy_location(gast.Assign(targets=[_name(flag, True)],
-                                          value=gast.Constant(value=value, kind=None),
-                                          type_comment=None), where)
+    return gast.copy_location(assign(flag, const(value)), where)

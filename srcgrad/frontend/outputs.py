@@ -30,7 +30,7 @@ import gast
 import numpy as np
 
 from ..errors import SrcgradSyntaxError
-from ..syntax import dotted_name
+from ..syntax import assign, call, dotted, dotted_name, name, rewrite_blocks
 
 _WRITERS = frozenset({"np.put", "np.putmask", "np.place", "np.fill_diagonal",
                       "np.put_along_axis", "np.random.shuffle"})
@@ -40,11 +40,11 @@ _HINT = "compute the values, then write them with an index assignment (`a[:] = v
 def lower_outputs(resolved) -> None:
     """Rewrite `resolved.tree` in place as the module docstring says."""
     calls = [n for n in gast.walk(resolved.tree) if isinstance(n, gast.Call)]
-    for call in calls:  # `out=None`: a new array, as without it
-        call.keywords = [k for k in call.keywords if not (
+    for node in calls:  # `out=None`: a new array, as without it
+        node.keywords = [k for k in node.keywords if not (
             k.arg == "out" and isinstance(k.value, gast.Constant) and k.value.value is None)]
     if any(_writes(resolved, n) for n in calls):
-        _Lowering(resolved).block(resolved.tree.body)
+        rewrite_blocks(resolved.tree.body, _Lowering(resolved).statement)
 
 
 def _writes(resolved, call) -> bool:
@@ -104,19 +104,6 @@ class _Lowering:
             f"srcgrad cannot differentiate {parsed.func.__qualname__}: {what} is not "
             f"supported; {_HINT}", parsed.loc(node))
 
-    def block(self, stmts) -> None:
-        k = 0
-        while k < len(stmts):
-            stmt = stmts[k]
-            for field in ("body", "orelse", "finalbody"):
-                if isinstance(getattr(stmt, field, None), list):
-                    self.block(getattr(stmt, field))
-            for handler in getattr(stmt, "handlers", []):
-                self.block(handler.body)
-            new = self.statement(stmt)
-            stmts[k:k + 1] = new
-            k += len(new)
-
     def statement(self, stmt) -> list:
         value = getattr(stmt, "value", None)
         top = value if isinstance(value, gast.Call) and (
@@ -131,28 +118,23 @@ class _Lowering:
             return [stmt]
         written, computed = self.split(top)
         whole = gast.Slice(lower=None, upper=None, step=None)  # `o[:]`: numba reads no `o[...]`
-        write = gast.Assign(targets=[gast.Subscript(
-            value=gast.Name(id=written, ctx=gast.Load(), annotation=None, type_comment=None),
-            slice=whole, ctx=gast.Store())], value=computed, type_comment=None)
-        out = [gast.copy_location(write, stmt)]
+        out = [assign(gast.Subscript(value=name(written), slice=whole, ctx=gast.Store()),
+                      computed)]
         if isinstance(stmt, gast.Assign):
-            out.append(gast.copy_location(gast.Assign(
-                targets=stmt.targets, value=gast.Name(id=written, ctx=gast.Load(),
-                                                      annotation=None, type_comment=None),
-                type_comment=None), stmt))
-        return out
+            out.append(assign(stmt.targets[0], name(written)))
+        return [gast.copy_location(new, stmt) for new in out]
 
     def check_keywords(self, call) -> None:
-        name = dotted_name(call.func)
-        if name in _WRITERS or _is_at(self.resolved, call):
-            self.fail(call, f"`{name}`, which writes into its argument")
+        spelled = dotted_name(call.func)
+        if spelled in _WRITERS or _is_at(self.resolved, call):
+            self.fail(call, f"`{spelled}`, which writes into its argument")
 
     def split(self, call):
         """(the name written, the expression of the values written)."""
         self.check_keywords(call)
-        name = dotted_name(call.func)
+        spelled = dotted_name(call.func)
         keywords = {k.arg: k.value for k in call.keywords}
-        if name == "np.copyto":
+        if spelled == "np.copyto":
             if len(call.args) != 2 or set(keywords) - {"where"}:
                 self.fail(call, "`np.copyto` with `casting=` or other arguments")
             dest, source = call.args
@@ -163,7 +145,7 @@ class _Lowering:
         outputs = call.args[position:] if position is not None else []
         out = keywords.pop("out", None)
         if position is not None and out is not None or len(outputs) > 1:
-            self.fail(call, f"`{name}` with several outputs")
+            self.fail(call, f"`{spelled}` with several outputs")
         out = outputs[0] if outputs else out
         if isinstance(out, gast.Tuple) and len(out.elts) == 1:
             out = out.elts[0]
@@ -171,14 +153,14 @@ class _Lowering:
         pure = gast.Call(func=call.func, args=call.args[:position] if outputs else call.args,
                          keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
         if out is None:  # NumPy leaves the other elements of a new array undefined
-            self.fail(call, f"`{name}(..., where=...)` without an output")
+            self.fail(call, f"`{spelled}(..., where=...)` without an output")
         written = self.target(call, out)
-        here = gast.Name(id=written, ctx=gast.Load(), annotation=None, type_comment=None)
+        here = name(written)
         return written, (pure if where is None else self.where(where, pure, here))
 
     def where(self, test, chosen, kept):
         self.resolved.callees.setdefault("np.where", np.where)
-        return _where(test, chosen, kept)
+        return call(dotted("np.where"), test, chosen, kept)
 
     def target(self, call, node) -> str:
         if not isinstance(node, gast.Name):
@@ -194,12 +176,6 @@ def _own_nodes(stmt):
     for value in fields:
         for part in value if isinstance(value, list) else [value]:
             yield from gast.walk(part)
-
-
-def _where(test, chosen, kept):
-    np_where = gast.Attribute(value=gast.Name(id="np", ctx=gast.Load(), annotation=None,
-                                              type_comment=None), attr="where", ctx=gast.Load())
-    return gast.Call(func=np_where, args=[test, chosen, kept], keywords=[])
 
 
 def _text(node) -> str:

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import dotted_name
-from .trees import VIEWS, snapshot_of
+from .trees import is_view, snapshot_of
 
 
 class SecondNames:
@@ -51,12 +50,12 @@ class SecondNames:
             return False
         if isinstance(element, gast.Name):
             return self.needs_copy(target.id, element)
-        return target.id in self.mutated and _is_view(element)
+        return target.id in self.mutated and is_view(element)
 
     def check_sharing(self, name: str, value):
         """Refuse what a copy cannot stand for: a loop over a rebound array, a view written."""
         source = value.id if isinstance(value, gast.Name) and value.id in self.version else None
-        if not (name in self.mutated and (source is not None or _is_view(value))
+        if not (name in self.mutated and (source is not None or is_view(value))
                 or source is not None and source in self.mutated):
             return
         show, user = self.names.show, self.names.user(name)
@@ -81,9 +80,3 @@ class SecondNames:
         """
         return (isinstance(atom, gast.Name) and atom.id != name
                 and (name in self.mutated or atom.id in self.mutated))
-
-
-def _is_view(node) -> bool:
-    """`b[i]`, `b[1:]`, `np.transpose(b)`, ...: a value that may share memory with b."""
-    return isinstance(node, gast.Subscript) or (
-        isinstance(node, gast.Call) and dotted_name(node.func) in VIEWS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import name
+from ..syntax import dotted_name, name
 
 
 # Calls whose result may share memory with an argument (a view).
@@ -64,3 +64,9 @@ def item(whole, k):
 def snapshot_of(node):
     """`snapshot(node)`: the value now, a copy if it is an array (runtime/checks.py)."""
     return gast.Call(func=name("snapshot"), args=[node], keywords=[])
+
+
+def is_view(node) -> bool:
+    """`b[i]`, `b[1:]`, `np.transpose(b)`, ...: a value that may share memory with b."""
+    return isinstance(node, gast.Subscript) or (
+        isinstance(node, gast.Call) and dotted_name(node.func) in VIEWS)

@@ -20,32 +20,24 @@ from __future__ import annotations
 import gast
 
 from ..analysis import kinds as K
-from ..syntax import assign, call, method, name
+from ..syntax import assign, call, method, name, rewrite_blocks
 
 
 def own_copies(func: gast.FunctionDef, kinds: dict) -> int:
     """Rewrite `func` in place; the number of statements rewritten."""
     count = [0]
 
-    def block(stmts):
-        out = []
-        for stmt in stmts:
-            for field in ("body", "orelse"):
-                if isinstance(getattr(stmt, field, None), list):
-                    setattr(stmt, field, block(getattr(stmt, field)))
-            pair = _copied(stmt, kinds)
-            if pair is None:
-                out.append(stmt)
-                continue
-            x, e = pair
-            count[0] += 1
-            check = gast.Expr(value=call("same_shape", name(e), gast.Attribute(
-                value=name(x), attr="shape", ctx=gast.Load())))
-            copy = assign(stmt.targets[0].id, method(e, "copy"))
-            out += [gast.copy_location(check, stmt), gast.copy_location(copy, stmt)]
-        return out
-
-    func.body = block(func.body)
+    def rewritten(stmt) -> list:
+        pair = _copied(stmt, kinds)
+        if pair is None:
+            return [stmt]
+        x, e = pair
+        count[0] += 1
+        check = gast.Expr(value=call("same_shape", name(e), gast.Attribute(
+            value=name(x), attr="shape", ctx=gast.Load())))
+        copy = assign(stmt.targets[0].id, method(e, "copy"))
+        return [gast.copy_location(check, stmt), gast.copy_location(copy, stmt)]
+    rewrite_blocks(func.body, rewritten)
     return count[0]
 
 
