@@ -98,6 +98,40 @@ def swapped_buffers(u0, r):
     return np.sum(u * u)
 
 
+def _shifted(x, y):
+    z = np.empty(x.shape[0])
+    z[0] = x[0]
+    for i in range(1, x.shape[0]):
+        z[i] = x[i] * y[i - 1]
+    return z
+
+
+def rk_steps(x, s):
+    """Runge-Kutta stages (GradBench's ode): each stage's argument an array the loop
+    makes anyway and records, recorded after its loop from that array (a store into the
+    tape row inside the loop made LLVM read every array of the loop by gathers)."""
+    y = np.zeros(x.shape[0])
+    h = 0.1
+    for step in range(s):
+        k1 = _shifted(x, y)
+        k2 = _shifted(x, y + h * k1 / 2.0)
+        y = y + h * (k1 + k2) / 2.0
+    return np.sum(y * y)
+
+
+def updated_after_read(x):
+    """An array read by sin, then updated in place in the same loop: its tape holds the
+    value before the update."""
+    v = np.zeros(x.shape[0])
+    t = 0.0
+    for k in range(3):
+        v = x * 0.5 + v
+        w = np.sin(v)
+        v += w * x
+        t += np.sum(w * v)
+    return t
+
+
 def divides(x, d):
     """A quotient by an element that may be zero: inf as NumPy gives, not an exception."""
     q = x / (d - 1.0) + x * x
@@ -126,6 +160,8 @@ CASES = {
     "recursive_rows": (recursive_rows, lambda: (rng.uniform(-1, 1, (4, 4)),), 0),
     "second_name_shape": (second_name_shape, lambda: (rng.uniform(-1, 1, 4),), 0),
     "swapped_buffers": (swapped_buffers, lambda: (rng.uniform(-1, 1, 7), 0.2), (0, 1)),
+    "rk_steps": (rk_steps, lambda: (rng.uniform(-1, 1, 6), 4), 0),
+    "updated_after_read": (updated_after_read, lambda: (rng.uniform(-1, 1, 5),), 0),
 }
 
 
@@ -201,3 +237,13 @@ def test_a_swap_copies_its_adjoints():
     g(rng.uniform(-1, 1, 7), 0.2)
     form = g.compiled_source
     assert "zeros_plus(" not in form and "same_shape(_adj" in form and ".copy()" in form, form
+
+
+def test_arrays_the_loop_makes_are_recorded_after_it():
+    g = srcgrad.grad(rk_steps)
+    g(rng.uniform(-1, 1, 6), 4)
+    form = g.compiled_source
+    taped = re.findall(r"record_at\((_tape_\w+), step, (\w+)\)", form)
+    assert len(taped) >= 2, form
+    for tape, _ in taped:  # no element stores into those tapes inside the loops
+        assert not re.search(rf"{tape}\[step, _k\] =", form), form

@@ -240,7 +240,10 @@ def _loop(window, comp, live, shaped, bound) -> list:
     code += [assign(array, call(_NP_EMPTY, name(shape))) for array, _ in arrays.values()]
     sums = [i.reduce for i in comp.items if i.reduce is not None]
     code += [assign(acc, const(0.0)) for acc, _, _ in sums]
-    code.append(_nest(window, comp, arrays, shape))
+    moved = _recorded_after(comp, arrays)
+    code.append(_nest(window, comp, arrays, shape, moved))
+    code += [gast.Expr(value=call("record_at", name(i.record[0]), i.record[1],
+                                  name(arrays[i.record[2]][0]))) for i in moved]
     code += [assign(total, name(acc)) if op is None else
              gast.AugAssign(target=name(total, store=True), op=op, value=name(acc))
              for acc, total, op in sums]
@@ -257,11 +260,31 @@ def _loop(window, comp, live, shaped, bound) -> list:
 _NP_EMPTY = gast.Attribute(value=name("np"), attr="empty", ctx=gast.Load())
 
 
-def _nest(window, comp, arrays, shape):
-    """The loops over every element, innermost holding the statements."""
+def _recorded_after(comp, arrays) -> list:
+    """The record_at items of `comp` recording an array the loop makes anyway (in
+    `arrays`) that no later statement of the loop updates: recorded after the loop from
+    that array (the same numbers). A store into a tape row inside the loop kept LLVM from
+    seeing that the loop's indices are not negative (the tape is allocated in an `if` of
+    the enclosing loop): every array of the loop was then read by gathers."""
+    moved = []
+    for k, item in enumerate(comp.items):
+        if item.record is None or item.record[2] not in arrays:
+            continue
+        root = item.record[2].root
+        if not any(a.write and root in a.roots for later in comp.items[k + 1:]
+                   for a in later.obj_mem):
+            moved.append(item)
+    return moved
+
+
+def _nest(window, comp, arrays, shape, moved=()):
+    """The loops over every element, innermost holding the statements (but the records
+    `moved` after the loop)."""
     indices = window.fn.indices(comp.rank)
     body, said = [], None
     for item in comp.items:
+        if item in moved:
+            continue
         if item.body and item.note is not None and item.note is not said:
             body.append(item.note)
             said = item.note

@@ -8,7 +8,8 @@
 - `v += E` / `v -= E` / `v *= E`: of an array of the loop, its element updated; of an
   array made outside, that array's element updated in place;
 - `x[idx] = E` / `x[idx] += E` (a view of rank R made outside the loop);
-- `record_at(tape, k, v)` of an array of the loop: a store into the row `tape[k]`;
+- `record_at(tape, k, v)` of an array of the loop: a store into the row `tape[k]`
+  (loops.py records an array the loop makes anyway after the loop instead);
 - `if c: tape = tape_like(v, n)` of an array of the loop: the tape allocated before the
   loop (`np.empty((n,) + shape)`, what tape_like makes of a float64 array);
 - `s = np.sum(E)`, `s = unbroadcast(E, t)` (t a number: the same sum) and `s += ...` /
@@ -66,6 +67,7 @@ class Item:
     objs: list = field(default_factory=list)  # LOOP: the loops' arrays it reads or updates
     tape: tuple | None = None  # LOOP: a tape allocated before its loop (test, name, count)
     reduce: tuple | None = None  # LOOP: a sum (accumulator, the number it ends in, op)
+    record: tuple | None = None  # LOOP: a record_at (tape, step, the Obj it records)
 
     @property
     def mem(self):
@@ -234,7 +236,9 @@ def _record(window, stmt):
     element.operands.pop()
     at.ctx = gast.Store()
     body = [gast.Assign(targets=[at], value=expr, type_comment=None)]
-    return _item(window, stmt, obj.comp.rank, element, body, writes=[(row, False)])
+    item = _item(window, stmt, obj.comp.rank, element, body, writes=[(row, False)])
+    item.record = (tape.id, step, obj)
+    return item
 
 
 def _tape(window, stmt):
