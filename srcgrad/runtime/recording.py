@@ -6,6 +6,7 @@ from numba import types
 from numba.extending import overload
 
 from ..errors import SrcgradError
+from .pages import on_huge_pages
 
 
 # --- restore: undo one recorded assignment (the tape holds every value assigned) -----
@@ -51,8 +52,7 @@ def tape_array(x, n):
 @overload(tape_array)
 def _tape_array(x, n):
     if isinstance(x, types.Array):
-        dtype = x.dtype
-        return lambda x, n: np.empty((n,) + x.shape, dtype)
+        return _new_tape(x.dtype)
     if isinstance(x, types.Boolean):
         return lambda x, n: np.empty(n, np.bool_)
     if isinstance(x, types.Number):
@@ -60,6 +60,15 @@ def _tape_array(x, n):
         # each binding separately, so the tape takes the wider type.
         return lambda x, n: np.empty(n, np.float64)
     return None
+
+
+def _new_tape(dtype):
+    """n rows like the array x, large ones on huge pages (pages.py)."""
+    def impl(x, n):
+        tape = np.empty((n,) + x.shape, dtype)
+        on_huge_pages(tape)
+        return tape
+    return impl
 
 # --- tape_like: a preallocated tape of n values of exactly x's type (one site per loop) --
 
@@ -72,8 +81,7 @@ def tape_like(x, n):
 @overload(tape_like)
 def _tape_like(x, n):
     if isinstance(x, types.Array):
-        dtype = x.dtype
-        return lambda x, n: np.empty((n,) + x.shape, dtype)
+        return _new_tape(x.dtype)
     if isinstance(x, (types.Number, types.Boolean)):
         dtype = x
         return lambda x, n: np.empty(n, dtype)
