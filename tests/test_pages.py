@@ -1,4 +1,4 @@
-"""Tapes of 4 MiB and more are advised onto huge pages (runtime/pages.py): the advice
+"""Tapes of 32 MiB and more are advised onto huge pages (runtime/pages.py): the advice
 changes how the kernel maps the memory, never what it holds."""
 import numba
 import numpy as np
@@ -19,9 +19,9 @@ def _filled(rows, row):
 
 def test_a_large_tape_holds_what_is_written():
     row = np.linspace(0.0, 1.0, 1000)
-    tape = _filled(700, row)  # 5.6 MB: advised
-    assert tape.nbytes >= 4 << 20
-    np.testing.assert_array_equal(tape, np.arange(700.0)[:, None] * row)
+    tape = _filled(4200, row)  # 33.6 MB: advised
+    assert tape.nbytes >= 32 << 20
+    np.testing.assert_array_equal(tape, np.arange(4200.0)[:, None] * row)
     small = _filled(3, row)
     np.testing.assert_array_equal(small, np.arange(3.0)[:, None] * row)
 
@@ -32,7 +32,7 @@ def test_advice_on_any_array_is_harmless():
         a = np.ones(n)
         on_huge_pages(a)
         return a.sum()
-    assert advised(1 << 20) == float(1 << 20)
+    assert advised(5 << 20) == float(5 << 20)
     assert advised(10) == 10.0
     on_huge_pages(np.ones(3))  # in Python: nothing
 
@@ -55,11 +55,11 @@ def steps(x, s):
 
 
 def test_a_gradient_whose_tapes_are_advised():
-    x = np.random.default_rng(3).uniform(-1, 1, 2000)
+    x = np.random.default_rng(3).uniform(-1, 1, 2100)
     g = srcgrad.grad(steps)
-    got = g(x, 300)  # tapes of 300 x 2000 numbers: 4.8 MB each
+    got = g(x, 2000)  # tapes of 2000 x 2100 numbers: 33.6 MB each
     assert g.backend == "numba"
-    np.testing.assert_allclose(got, gradient_without_forms(steps, 0, (x, 300)),
+    np.testing.assert_allclose(got, gradient_without_forms(steps, 0, (x, 2000)),
                                rtol=1e-12, atol=1e-15)
     few = np.random.default_rng(4).uniform(-1, 1, 6)
     assert_close(g(few, 300), numerical_grad(steps, (few, 300), 0), rtol=1e-5, atol=1e-8)
