@@ -7,6 +7,7 @@ import srcgrad
 from gradcheck import assert_close, gradient_without_forms, numerical_grad
 from srcgrad.runtime import tape_like
 from srcgrad.runtime.pages import on_huge_pages
+from test_compiled_forms import _shifted  # GradBench ode's right-hand side
 
 
 @numba.njit
@@ -35,14 +36,6 @@ def test_advice_on_any_array_is_harmless():
     assert advised(5 << 20) == float(5 << 20)
     assert advised(10) == 10.0
     on_huge_pages(np.ones(3))  # in Python: nothing
-
-
-def _shifted(x, y):
-    z = np.empty(x.shape[0])
-    z[0] = x[0]
-    for i in range(1, x.shape[0]):
-        z[i] = x[i] * y[i - 1]
-    return z
 
 
 def steps(x, s):
