@@ -120,15 +120,17 @@ def rk_steps(x, s):
 
 
 def updated_after_read(x):
-    """An array read by sin, then updated in place in the same loop: its tape holds the
-    value before the update."""
+    """Arrays the loops make, read by a product and then updated in place: the backward
+    sweep needs their values before the update (u is recorded after its loop; w, updated
+    in place, keeps the value recorded before `w += x`)."""
     v = np.zeros(x.shape[0])
     t = 0.0
     for k in range(3):
         v = x * 0.5 + v
         w = np.sin(v)
-        v += w * x
-        t += np.sum(w * v)
+        u = w * x
+        w += x
+        t += np.sum(u * w)
     return t
 
 
