@@ -134,6 +134,17 @@ def updated_after_read(x):
     return t
 
 
+def damped_growth(x, s):
+    """A vector update taping a number only its loop holds (`np.sqrt(1 + y * y)`): the tape
+    is made before the step loop (transforms/hoist_tapes.py), not in an `if step == 0:`
+    of it, which made LLVM read every array of the element loop by gathers."""
+    y = x.copy()
+    for step in range(s):
+        z = y * x
+        y = y + 0.01 * z * (1.0 - z) * np.sqrt(1.0 + y * y)
+    return np.sum(y)
+
+
 def divides(x, d):
     """A quotient by an element that may be zero: inf as NumPy gives, not an exception."""
     q = x / (d - 1.0) + x * x
@@ -164,6 +175,7 @@ CASES = {
     "swapped_buffers": (swapped_buffers, lambda: (rng.uniform(-1, 1, 7), 0.2), (0, 1)),
     "rk_steps": (rk_steps, lambda: (rng.uniform(-1, 1, 6), 4), 0),
     "updated_after_read": (updated_after_read, lambda: (rng.uniform(-1, 1, 5),), 0),
+    "damped_growth": (damped_growth, lambda: (rng.uniform(-1, 1, 6), 5), 0),
 }
 
 
@@ -249,3 +261,12 @@ def test_arrays_the_loop_makes_are_recorded_after_it():
     assert len(taped) >= 2, form
     for tape, _ in taped:  # no element stores into those tapes inside the loops
         assert not re.search(rf"{tape}\[step, _k\] =", form), form
+
+
+def test_tapes_are_made_before_their_loop():
+    g = srcgrad.grad(damped_growth)
+    g(rng.uniform(-1, 1, 6), 5)
+    form = g.compiled_source
+    assert "if step == 0:" not in form, form
+    head = form[:form.index("\n    for step in range(s):\n")]  # the loop, not its comment
+    assert re.search(r"_tape_\w+ = tape_like\(", head), form

@@ -44,6 +44,7 @@ from .products import outer_products
 from .contract import contract
 from .copies import own_copies
 from .exit_tapes import exit_tapes
+from .hoist_tapes import hoist_tapes
 from .flat_views import flatten_views
 from .windows import POST, PRE, Window, view_path
 
@@ -90,6 +91,7 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     flatten_views(func, looped)
     contract(func, looped, returns[0] if returns else ())
     own_copies(func, looped)
+    hoist_tapes(func)
     checks = []
     for p in func.args.args:
         kind = kinds.get(p.id, K.TOP)
