@@ -14,7 +14,7 @@ import builtins
 import gast
 import numpy as np
 
-from ..syntax import dotted_name
+from ..syntax import dotted, dotted_name
 
 # Where NumPy's allocating functions take their dtype positionally.
 DTYPE_POSITION = {"np.zeros": 1, "np.ones": 1, "np.empty": 1, "np.full": 2,
@@ -44,6 +44,4 @@ def _spelled(resolved, node):
         return node  # the user's own `int`
     attr = _NUMPY_NAME[getattr(builtins, node.id)]
     resolved.callees.setdefault(f"np.{attr}", getattr(np, attr))
-    return gast.copy_location(gast.Attribute(
-        value=gast.Name(id="np", ctx=gast.Load(), annotation=None, type_comment=None),
-        attr=attr, ctx=gast.Load()), node)
+    return gast.copy_location(dotted(f"np.{attr}"), node)

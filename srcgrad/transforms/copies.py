@@ -20,7 +20,7 @@ from __future__ import annotations
 import gast
 
 from ..analysis import kinds as K
-from ..syntax import assign, call, method, name, rewrite_blocks
+from ..syntax import assign, call, is_call, method, name, rewrite_blocks
 
 
 def own_copies(func: gast.FunctionDef, kinds: dict) -> int:
@@ -47,8 +47,7 @@ def _copied(stmt, kinds):
             and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)):
         return None
     value = stmt.value
-    if not (isinstance(value.func, gast.Name) and value.func.id == "zeros_plus"
-            and not value.keywords and len(value.args) in (2, 3)):
+    if not (is_call(value, "zeros_plus") and not value.keywords and len(value.args) in (2, 3)):
         return None
     args = value.args
     if len(args) == 3 and not (isinstance(args[2], gast.Constant) and args[2].value is False):

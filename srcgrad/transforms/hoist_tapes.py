@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import gast
 
+from ..frontend.trees import reads, stores_in
 from ..syntax import is_name
+from .elementwise import names_in
 
 _MAKERS = {"tape_like", "tape_array", "trip_count"}
 
@@ -46,7 +48,7 @@ def hoist_tapes(func: gast.FunctionDef) -> int:
             moved += len(made)
         out.append(stmt)
         if isinstance(stmt, gast.Assign):
-            defined |= _stored(stmt)
+            defined |= stores_in(stmt)
     func.body = out
     return moved
 
@@ -55,21 +57,21 @@ def _hoisted(loop: gast.For, defined: set, once: set) -> list:
     if not (isinstance(loop.target, gast.Name) and _from_zero(loop.iter)):
         return []
     index = loop.target.id
-    if any(index in _stored(stmt) for stmt in loop.body):
+    if any(index in stores_in(stmt) for stmt in loop.body):
         return []  # the index rebound: `index == 0` may hold at another iteration
     bound, mentioned, made, kept = {index}, set(), [], []
     for stmt in loop.body:
         alloc = _first_iteration(stmt, index)
         if alloc is not None:
             target, value = alloc.targets[0].id, alloc.value
-            reads = _read(value)
-            if _only_allocates(value) and reads <= defined and not reads & bound \
+            used = names_in(value) - {"np"} - _MAKERS
+            if _only_allocates(value) and used <= defined and not used & bound \
                     and target in once and target not in mentioned:
                 made.append(alloc)
                 continue
         kept.append(stmt)
-        bound |= _stored(stmt)
-        mentioned |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+        bound |= stores_in(stmt)
+        mentioned |= reads(stmt)
     loop.body = kept
     return made
 
@@ -108,14 +110,3 @@ def _only_allocates(value) -> bool:
                     and is_name(func.value, "np")):
                 return False
     return True
-
-
-def _read(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)} - {"np"} - _MAKERS
-
-
-def _stored(stmt) -> set:
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Store)}
-
