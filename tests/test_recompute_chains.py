@@ -29,6 +29,30 @@ def rebound_mid_chain(x, n):
     return np.sum(y)
 
 
+def power_sum(x, k):
+    """A recursive call's value, read again by the backward sweep (through `linked`)."""
+    if k == 0:
+        return np.sum(x)
+    total = 0.0
+    for j in range(2):
+        v = power_sum(x * (1.0 + 0.1 * j), k - 1)
+        total = total + v * v * x[j] + np.sin(v)
+    return total
+
+
+def det(A):
+    n = A.shape[0]
+    if n == 1:
+        return A[0, 0]
+    total = 0.0
+    for j in range(n):
+        minor = np.zeros((n - 1, n - 1))
+        minor[:, :j] = A[1:, :j]
+        minor[:, j:] = A[1:, j + 1:]
+        total = total + (-1.0) ** j * A[0, j] * det(minor)
+    return total
+
+
 def arrays_carried(x, w, n):
     y = x.copy()
     for i in range(n):
@@ -40,6 +64,9 @@ CASES = [
     (euler, (0.5, 0.3, 40, 0.05), (0, 1)),
     (rebound_mid_chain, (np.linspace(0.1, 0.9, 5), 6), 0),
     (arrays_carried, (np.linspace(0.1, 0.9, 5), np.linspace(1.0, 0.5, 5), 7), (0, 1)),
+    (power_sum, (np.array([0.3, -0.2, 0.5]), 2), 0),
+    (det, (np.array([[2.0, 0.5, -1.0, 0.3], [0.4, 1.5, 0.2, -0.7], [1.1, -0.3, 0.9, 0.2],
+                     [0.1, 0.8, -0.5, 1.2]]),), 0),
 ]
 
 
@@ -54,3 +81,14 @@ def test_only_the_carried_value_is_taped():
     assert "_tape_y" in source
     assert [line for line in source.splitlines()
             if "tape_like(" in line or ".append(" in line] == []
+
+
+@pytest.mark.parametrize("func", [power_sum, det])
+def test_a_recursive_value_is_read_from_its_call_record(func):
+    """`v = linked(value, partial, arg)` is `value`: the backward sweep takes it from the
+    recorded (value, partials) of the call instead of a tape of its own."""
+    source = srcgrad.grad(func, jit=False).source
+    values = [line.split("=")[0].strip() for line in source.splitlines()
+              if " = linked(" in line]
+    assert values
+    assert [v for v in values if f"_tape_{v}" in source] == []

@@ -74,8 +74,9 @@ def changes(stmt, names: set[str]) -> bool:
 
 
 def _cheap_temporaries(forward: list, inputs) -> dict:
-    """Names `t = a op b` (no @), `t = a[i]` (an array nothing writes into) or
-    `t = a.shape` (also `.size`, `.ndim`) whose operands stay unchanged until
+    """Names `t = a op b` (no @), `t = a[i]` (an array nothing writes into),
+    `t = a.shape` (also `.size`, `.ndim`) or `t = linked(v, ...)` (recomputed as
+    `t = v`) whose operands stay unchanged until
     their last use, recomputations included. `t` is a temporary `_tK`, or any
     other name but an input that has this one assignment in the whole function;
     nothing writes into it.
@@ -105,9 +106,21 @@ def _cheap_temporaries(forward: list, inputs) -> dict:
     return cheap
 
 
+def _linked_value(value):
+    """`v` of `linked(v, partial, arg)` (a recursive call's value, runtime/calls.py), else None:
+    linked returns its first argument, so `t = v` recomputes `t`."""
+    if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+            and value.func.id == "linked" and len(value.args) == 3
+            and isinstance(value.args[0], gast.Name)):
+        return value.args[0]
+    return None
+
+
 def _is_cheap(value, written_into) -> bool:
     """One operation worth recomputing: `a op b` (no @), `-a`, `a[i]` of an array nothing
-    writes into, `a.shape`."""
+    writes into, `a.shape`, or a recursive call's value `linked(v, ...)`, which is `v`."""
+    if _linked_value(value) is not None:
+        return True
     if isinstance(value, gast.Subscript):
         return isinstance(value.value, gast.Name) and value.value.id not in written_into
     if isinstance(value, gast.Attribute):
@@ -140,11 +153,12 @@ def _candidates(forward: list, inputs) -> dict:
                 continue  # (a write into t would be lost: recomputing gives the value before it)
             if not _is_cheap(stmt.value, written_into):
                 continue
+            value = _linked_value(stmt.value) or stmt.value
             users = [j for j in range(k, len(block)) if mentions(block[j], t)]
             local = sum(sum(1 for n in gast.walk(block[j]) if isinstance(n, gast.Name)
                             and n.id == t) for j in users)
             if local == counted[t]:
-                candidates[t] = (block, k, stmt.value, users[-1])
+                candidates[t] = (block, k, value, users[-1])
     return candidates
 
 
