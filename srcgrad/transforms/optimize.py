@@ -104,6 +104,14 @@ def _in_place(backward) -> set[str]:
 
 
 def fold_zero_inits(block: list, in_place: set[str]) -> None:
+    named: dict = {}  # id(statement) -> (statement, the names in it): statements are replaced,
+    #                   never changed in place, here
+
+    def names(s) -> set:
+        if id(s) not in named:
+            named[id(s)] = (s, {n.id for n in gast.walk(s) if isinstance(n, gast.Name)})
+        return named[id(s)][1]
+
     i = 0
     while i < len(block):
         stmt = block[i]
@@ -111,7 +119,7 @@ def fold_zero_inits(block: list, in_place: set[str]) -> None:
             i += 1
             continue
         var = stmt.targets[0].id
-        j = next((k for k in range(i + 1, len(block)) if mentions(block[k], var)), None)
+        j = next((k for k in range(i + 1, len(block)) if var in names(block[k])), None)
         if j is None:
             i += 1
             continue

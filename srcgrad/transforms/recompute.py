@@ -16,7 +16,7 @@ import gast
 
 from ..analysis.activity import is_append
 from ..syntax import assign
-from .optimize import blocks, mentions, written
+from .optimize import blocks, written
 from .reverse import Reversed
 
 
@@ -61,16 +61,31 @@ def value_reads(stmt, varying=frozenset()) -> set[str]:
 
 def changes(stmt, names: set[str]) -> bool:
     """Whether `stmt` (or anything nested in it) assigns, writes into or appends to `names`."""
+    return not changed(stmt).isdisjoint(names)
+
+
+def changed(stmt) -> set[str]:
+    """The names `stmt` (or anything nested in it) assigns, writes into or appends to."""
+    out = set()
     for node in gast.walk(stmt):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id in names:
-            return True
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
-                and node.value.id in names:
-            return True
-        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                and node.func.attr == "append" and node.func.value.id in names):
-            return True
-    return False
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            out.add(node.id)
+        elif (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
+                and isinstance(node.value, gast.Name)):
+            out.add(node.value.id)
+        elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr == "append"):
+            out.add(node.func.value.id)
+    return out
+
+
+def _name_counts(stmt) -> dict:
+    """How many times each name occurs in `stmt` (read or written, at any depth)."""
+    counts: dict = {}
+    for n in gast.walk(stmt):
+        if isinstance(n, gast.Name):
+            counts[n.id] = counts.get(n.id, 0) + 1
+    return counts
 
 
 def _cheap_temporaries(forward: list, inputs) -> dict:
@@ -94,14 +109,18 @@ def _cheap_temporaries(forward: list, inputs) -> dict:
     `y = y + dt * (-k * y * y + np.sin(y))` was taped for that).
     """
     candidates = _candidates(forward, inputs)
+    operands = {t: set(_name_counts(c[2])) for t, c in candidates.items()}
+    stores: dict = {}  # id(statement) -> (statement, changed(statement))
     cheap, last_use = {}, {}
     for t in sorted(candidates, key=lambda t: -candidates[t][1]):
         block, k, value, last = candidates[t]
         for u in last_use:  # kept, later in the block: its uses are t's uses
-            if candidates[u][0] is block and mentions(candidates[u][2], t):
+            if candidates[u][0] is block and t in operands[u]:
                 last = max(last, last_use[u])
-        operands = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
-        if not any(changes(block[j], operands) for j in range(k + 1, last + 1)):
+        for j in range(k + 1, last + 1):
+            if id(block[j]) not in stores:
+                stores[id(block[j])] = (block[j], changed(block[j]))
+        if all(stores[id(block[j])][1].isdisjoint(operands[t]) for j in range(k + 1, last + 1)):
             cheap[t], last_use[t] = value, last
     return cheap
 
@@ -145,6 +164,7 @@ def _candidates(forward: list, inputs) -> dict:
     written_into |= {s.value.func.value.id for b in blocks(forward) for s in b if is_append(s)}
     candidates = {}
     for block in blocks(forward):
+        names = None  # each statement's name counts, once the block has a candidate
         for k, stmt in enumerate(block):
             if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
                 continue
@@ -154,10 +174,9 @@ def _candidates(forward: list, inputs) -> dict:
             if not _is_cheap(stmt.value, written_into):
                 continue
             value = _linked_value(stmt.value) or stmt.value
-            users = [j for j in range(k, len(block)) if mentions(block[j], t)]
-            local = sum(sum(1 for n in gast.walk(block[j]) if isinstance(n, gast.Name)
-                            and n.id == t) for j in users)
-            if local == counted[t]:
+            names = names or [_name_counts(s) for s in block]
+            users = [j for j in range(k, len(block)) if t in names[j]]
+            if sum(names[j][t] for j in users) == counted[t]:
                 candidates[t] = (block, k, value, users[-1])
     return candidates
 
@@ -175,14 +194,21 @@ def rematerialize(rev: Reversed, varying=frozenset()) -> None:
     in an inner loop reading the outer loop's `t`).
     """
     cheap = _cheap_temporaries(rev.forward, set(rev.norm.inputs))
+    reads: dict = {}  # id(statement) -> (statement, what it and its nested blocks read)
+
+    def read_by(s) -> set:
+        # Stable while its block is processed: the blocks nested in it are done by then.
+        if id(s) not in reads:
+            reads[id(s)] = (s, set().union(*(value_reads(r, varying)
+                                              for b in blocks([s]) for r in b)))
+        return reads[id(s)][1]
+
     for block in reversed(list(blocks(rev.backward))):  # nested blocks before theirs
         for stmt in list(block):  # backward order: later temporaries first
             t = written(stmt) if is_restore(stmt) else None
             if t not in cheap:
                 continue
             block.remove(stmt)
-            first = next((k for k, s in enumerate(block)
-                          if any(t in value_reads(r, varying) for b in blocks([s]) for r in b)),
-                         None)
+            first = next((k for k, s in enumerate(block) if t in read_by(s)), None)
             if first is not None:
                 block.insert(first, gast.copy_location(assign(t, copy.deepcopy(cheap[t])), stmt))
