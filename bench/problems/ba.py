@@ -134,7 +134,8 @@ def srcgrad_impl(data):
         gw = srcgrad.grad(w_err_sum)
 
         def jacobian():
-            cams_o, X_o = cams[obs[:, 0]], X[obs[:, 1]]
+            # np.take: a third of the time of cams[obs[:, 0]] for these row gathers
+            cams_o, X_o = np.take(cams, obs[:, 0], axis=0), np.take(X, obs[:, 1], axis=0)
             gx = g(cams_o, X_o, w, feats, 1.0, 0.0)
             gy = g(cams_o, X_o, w, feats, 0.0, 1.0)
             return gx, gy, gw(w)
@@ -334,7 +335,7 @@ def _gb_jacobian(inp):
     gw = once("ba.grad_w", lambda: srcgrad.grad(w_err_sum))
 
     def run():
-        cams_o, X_o = cams[obs[:, 0]], X[obs[:, 1]]
+        cams_o, X_o = np.take(cams, obs[:, 0], axis=0), np.take(X, obs[:, 1], axis=0)
         gx = g(cams_o, X_o, w, feats, 1.0, 0.0)
         gy = g(cams_o, X_o, w, feats, 0.0, 1.0)
         blocks = np.stack([np.concatenate([gx[0], gx[1], gx[2][:, None]], axis=1),

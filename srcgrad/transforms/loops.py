@@ -45,6 +45,7 @@ from .contract import contract
 from .copies import own_copies
 from .exit_tapes import exit_tapes
 from .hoist_tapes import hoist_tapes
+from .reuse_buffers import reuse_buffers
 from .flat_views import flatten_views
 from .windows import POST, PRE, Window, view_path
 
@@ -92,6 +93,8 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     contract(func, looped, returns[0] if returns else ())
     own_copies(func, looped)
     hoist_tapes(func)
+    taken = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
+    reuse_buffers(func, looped, lambda base: _fresh(base, taken))
     checks = []
     for p in func.args.args:
         kind = kinds.get(p.id, K.TOP)

@@ -1,0 +1,122 @@
+"""Scratch arrays of nested loops made once, not at every iteration
+(transforms/reuse_buffers.py): where no second reference to an iteration's array can
+outlive it, the compiled form keeps one buffer per allocation; where one can (the array is
+carried to the next iteration, kept as a view), it allocates as before.
+
+Each function's gradient from its compiled form is checked against the one numba computes
+from the generated function, central differences and autograd, and the form is read for
+the buffers it has."""
+import numpy as np
+import pytest
+
+import srcgrad
+from gradcheck import (as_tuple, assert_close, autograd_grad, gradient_without_forms,
+                       numerical_grad)
+
+
+def mixture(x, mu, q, l):
+    """gmm's shape: per point and component, a centred point and its image under a
+    triangular matrix, built element by element."""
+    total = 0.0
+    d = x.shape[1]
+    for i in range(x.shape[0]):
+        for k in range(mu.shape[0]):
+            xc = x[i] - mu[k]
+            qx = q[k] * xc
+            for j in range(1, d):
+                qx[j] += l[k, j] * xc[j - 1]
+            total = total + np.sum(qx * qx) + np.sum(np.sin(xc))
+    return total
+
+
+def zeroed(x, w):
+    """An accumulator array made with np.zeros inside two loops: zeroed at every reuse."""
+    total = 0.0
+    d = w.shape[0]
+    for i in range(x.shape[0]):
+        for k in range(2):
+            acc = np.zeros(d)
+            for j in range(d):
+                acc[j] += w[j] * x[i, j] * (k + 1.0)
+            total = total + np.sum(acc * acc)
+    return total
+
+
+def carried(x, r):
+    """Each inner iteration's array becomes the next one's input: it outlives its
+    iteration, so it is allocated afresh (a shared buffer would read itself)."""
+    total = 0.0
+    for s in range(2):
+        prev = x * 1.0
+        for i in range(3):
+            new = prev * r + np.cos(prev)
+            prev = new
+        total = total + np.sum(prev * prev)
+    return total
+
+
+def viewed(x):
+    """A view of the array is read at the next iteration: allocated afresh."""
+    total = 0.0
+    for s in range(2):
+        keep = x[1:] * 1.0
+        for i in range(3):
+            y = x * (i + 1.0) + s
+            total = total + np.sum(keep * y[:-1])
+            keep = y[1:]
+    return total
+
+
+rng = np.random.default_rng(11)
+CASES = {
+    "mixture": (mixture, lambda: (rng.uniform(-1, 1, (5, 3)), rng.uniform(-1, 1, (4, 3)),
+                                  rng.uniform(0.5, 1.5, (4, 3)), rng.uniform(-1, 1, (4, 3))),
+                (0, 1, 2, 3)),
+    "zeroed": (zeroed, lambda: (rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, 3)), (0, 1)),
+    "carried": (carried, lambda: (rng.uniform(-1, 1, 4), 0.7), (0, 1)),
+    "viewed": (viewed, lambda: (rng.uniform(-1, 1, 5),), 0),
+}
+_RESULTS = {}
+
+
+def _run(case):
+    if case not in _RESULTS:
+        func, make, wrt = CASES[case]
+        args = make()
+        g = srcgrad.grad(func, wrt=wrt)
+        _RESULTS[case] = (args, g(*args), g)
+    return _RESULTS[case]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_gradient_is_the_functions(case):
+    func, _, wrt = CASES[case]
+    args, got, g = _run(case)
+    form = g._last.compiled.form
+    assert form.state == "on" and g.backend == "numba", form.why_off
+    for a, b in zip(as_tuple(got), as_tuple(gradient_without_forms(func, wrt, args))):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    for k, a in zip(positions, as_tuple(got)):
+        assert_close(a, numerical_grad(func, args, k), rtol=1e-5, atol=1e-7)
+        oracle = autograd_grad(func, args, k)
+        if oracle is not None:
+            assert_close(a, oracle, rtol=1e-9, atol=1e-12)
+
+
+def test_scratch_arrays_get_buffers():
+    form = _run("mixture")[2].compiled_source
+    assert "_buf_xc = np.empty((0,))" in form and "if _buf_xc.shape != " in form, form
+    assert "xc = _buf_xc" in form, form
+
+
+def test_a_reused_zeros_is_zeroed_again():
+    form = _run("zeroed")[2].compiled_source
+    code = [line.strip() for line in form.splitlines() if not line.strip().startswith("#")]
+    assert "_buf_acc.fill(0.0)" in code and not any(c.startswith("acc = np.zeros(") for c in code)
+
+
+@pytest.mark.parametrize("case, name", [("carried", "new"), ("viewed", "y")])
+def test_arrays_that_outlive_their_iteration_are_made_afresh(case, name):
+    form = _run(case)[2].compiled_source
+    assert f"_buf_{name} " not in form, form
