@@ -40,6 +40,8 @@ from ..syntax import assign, call, const, dotted, method, name
 
 _ATTRIBUTES = {"shape", "size", "ndim", "dtype"}
 _REDUCTIONS = {"sum", "max", "min", "mean", "prod", "amax", "amin"}
+_PLAIN = (gast.Name, gast.Constant, gast.Tuple, gast.BinOp, gast.UnaryOp, gast.operator,
+          gast.unaryop, gast.expr_context)
 _METHODS = {"sum", "max", "min", "mean", "prod", "copy", "fill", "any", "all"}
 # Runtime helpers and the argument positions at which they read an array without keeping it.
 _HELPERS = {"same_shape": None, "tape_like": None, "zeros_like": (0,), "unbroadcast": (1,),
@@ -95,9 +97,13 @@ def _allocator(value) -> str | None:
 
 
 def _shape_ok(stmt, kinds) -> bool:
+    """S is a tuple or an int, read twice (the check, the allocation): names, constants and
+    arithmetic on them only, which give the same value both times."""
     shape = stmt.value.args[0]
+    if not all(isinstance(n, _PLAIN) for n in gast.walk(shape)):
+        return False
     if isinstance(shape, gast.Tuple):
-        return not any(isinstance(e, gast.Starred) for e in shape.elts)
+        return True
     kind = K.kind_of(shape, kinds)
     return kind == K.I or (kind is not None and kind[0] == "tup")
 
