@@ -1,12 +1,13 @@
-"""Scratch arrays made once per loop, not once per iteration, in a compiled form (issue 13).
+"""Scratch arrays of nested loops made once, not at every iteration, in a compiled form
+(issue 13).
 
 Loop code makes small arrays at every iteration (`xc = x[i] - mu[k]`, which the compiled
-form computes into `xc = np.empty(_n)`; a user's `main_term = np.zeros(k)`), and so does
-the backward sweep for their adjoints. At a few elements each, the allocation and its
-release cost more than the arithmetic (gmm at d=2: a quarter of the gradient).
+form computes into `xc = np.empty(_n)`; a user's `acc = np.zeros(d)`), and so does the
+backward sweep for their adjoints. At a few elements each, the allocation and its release
+cost more than the arithmetic (gmm at d=2: a quarter of the gradient).
 
-`reuse_buffers(func, kinds)` rewrites `V = np.empty(S)` (or `np.zeros(S)`) inside a loop
-into
+`reuse_buffers(func, kinds, fresh)` rewrites `V = np.empty(S)` (or `np.zeros(S)`) inside
+two nested loops into
     if _buf_V.shape != S:        # (S,) for an int S
         _buf_V = np.empty(S)
     _buf_V.fill(0.0)             # np.zeros only
@@ -30,6 +31,11 @@ runs again, V is rebound and nothing can read that array's old contents any more
 giving V the same memory (np.empty's contents are unspecified; np.zeros's are zeroed
 again) changes no value the function computes. After the loop V holds what the last
 iteration put there, as before.
+
+Only inside two loops: an array made once per iteration of a single loop is most often a
+large one (ode's RK stages), where a buffer measured slower than np.empty (LLVM knows a
+fresh allocation is memory nothing else points to, and vectorizes the element loops
+better; bench/README.md).
 """
 from __future__ import annotations
 
