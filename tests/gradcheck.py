@@ -497,14 +497,16 @@ def as_tuple(value):
     return value if isinstance(value, tuple) else (value,)
 
 
-def assert_form_agrees(func, args, wrt=0, exact=False):
+def assert_form_agrees(func, args, wrt=0, exact=False, oracle=False):
     """`func`'s gradient runs in its compiled form (numba) and agrees with the gradient of
-    the generated function itself (to the last bit with `exact`, else to 1e-13) and with
-    central differences."""
+    the generated function itself (to the last bit with `exact`, else to 1e-13), with
+    central differences and, with `oracle`, with autograd where it applies. Returns the
+    gradient function (its `.compiled_source` is the form that ran)."""
     import srcgrad
     g = srcgrad.grad(func, wrt=wrt)
     got = g(*args)
-    assert g._last.compiled.form.state == "on" and g.backend == "numba"
+    form = g._last.compiled.form
+    assert form.state == "on" and g.backend == "numba", form.why_off
     for a, b in zip(as_tuple(got), as_tuple(gradient_without_forms(func, wrt, args))):
         if exact:
             np.testing.assert_array_equal(a, b)
@@ -512,6 +514,10 @@ def assert_form_agrees(func, args, wrt=0, exact=False):
             np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
     for k, a in zip(wrt if isinstance(wrt, tuple) else (wrt,), as_tuple(got)):
         assert_close(a, numerical_grad(func, args, k), rtol=1e-5, atol=1e-7)
+        expected = autograd_grad(func, args, k) if oracle else None
+        if expected is not None:
+            assert_close(a, expected, rtol=1e-9, atol=1e-12)
+    return g
 
 
 def form_code(func, wrt, args) -> str:

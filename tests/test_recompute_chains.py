@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import srcgrad
+from bench.problems.det import det  # recursive, by minors (the bench's det)
 from gradcheck import check_gradient
 
 
@@ -37,19 +38,6 @@ def power_sum(x, k):
     for j in range(2):
         v = power_sum(x * (1.0 + 0.1 * j), k - 1)
         total = total + v * v * x[j] + np.sin(v)
-    return total
-
-
-def det(A):
-    n = A.shape[0]
-    if n == 1:
-        return A[0, 0]
-    total = 0.0
-    for j in range(n):
-        minor = np.zeros((n - 1, n - 1))
-        minor[:, :j] = A[1:, :j]
-        minor[:, j:] = A[1:, j + 1:]
-        total = total + (-1.0) ** j * A[0, j] * det(minor)
     return total
 
 
