@@ -25,6 +25,8 @@ the first iteration). With no iteration the tape is made with no rows and never 
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import gast
 
 from ..frontend.trees import reads, stores_in
@@ -38,9 +40,9 @@ def hoist_tapes(func: gast.FunctionDef) -> int:
     """Move the tapes made at loops' first iterations before the loops; how many."""
     defined = {a.id for a in func.args.args}
     out, moved = [], 0
-    stores = [n.id for n in gast.walk(func) if isinstance(n, gast.Name)
-              and isinstance(n.ctx, gast.Store)]
-    once = {n for n in stores if stores.count(n) == 1}
+    stores = Counter(n.id for n in gast.walk(func) if isinstance(n, gast.Name)
+                     and isinstance(n.ctx, gast.Store))
+    once = {n for n, count in stores.items() if count == 1}
     for stmt in func.body:
         if isinstance(stmt, gast.For):
             made = _hoisted(stmt, defined, once)

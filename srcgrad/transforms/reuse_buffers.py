@@ -57,10 +57,13 @@ _HELPERS = {"same_shape": None, "tape_like": None, "zeros_like": (0,), "unbroadc
 def reuse_buffers(func: gast.FunctionDef, kinds: dict, fresh) -> int:
     """Give the arrays made at each iteration of a loop one buffer per statement; how many.
     `fresh(base)` gives a name the function does not use."""
+    found = list(_allocations(func.body, 0))
+    if not found:
+        return 0
     parents = {id(c): p for p in gast.walk(func) for c in gast.iter_child_nodes(p)}
     params = {a.id for a in func.args.args}
     safe, top, made = {}, [], 0
-    for block, stmt in list(_allocations(func.body, 0)):
+    for block, stmt in found:
         var = stmt.targets[0].id
         kind = kinds.get(var, K.TOP)
         if var in params or kind[0] != "arr" or kind[2] != "f" or not _shape_ok(stmt, kinds):
