@@ -72,6 +72,10 @@ class Function:
             self._indices[len(self._indices)] = self.fresh("_k" if not self._indices else "_j")
         return [self._indices[k] for k in range(rank)]
 
+    def index_names(self) -> set:
+        """The names of the elementwise loops' indices made so far."""
+        return set(self._indices.values())
+
 
 def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     """(`func` with its elementwise runs as loops, or None if it has none; the kinds of its
@@ -94,7 +98,7 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     own_copies(func, looped)
     hoist_tapes(func)
     taken = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
-    reuse_buffers(func, looped, lambda base: _fresh(base, taken))
+    reuse_buffers(func, looped, lambda base: _fresh(base, taken), fn.index_names())
     checks = []
     for p in func.args.args:
         kind = kinds.get(p.id, K.TOP)

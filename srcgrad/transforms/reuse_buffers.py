@@ -1,13 +1,14 @@
-"""Scratch arrays of nested loops made once, not at every iteration, in a compiled form
+"""Scratch arrays of loops made once, not at every iteration, in a compiled form
 (issue 13).
 
 Loop code makes small arrays at every iteration (`xc = x[i] - mu[k]`, which the compiled
 form computes into `xc = np.empty(_n)`; a user's `acc = np.zeros(d)`), and so does the
 backward sweep for their adjoints. At a few elements each, the allocation and its release
-cost more than the arithmetic (gmm at d=2: a quarter of the gradient).
+cost more than the arithmetic (gmm at d=2: a quarter of the gradient; ba, four three-element
+arrays per observation: a third of it).
 
-`reuse_buffers(func, kinds, fresh)` rewrites `V = np.empty(S)` (or `np.zeros(S)`) inside
-two nested loops into
+`reuse_buffers(func, kinds, fresh, indices)` rewrites `V = np.empty(S)` (or `np.zeros(S)`)
+inside a loop (which loops: below) into
     if _buf_V.shape != S:        # (S,) for an int S
         _buf_V = np.empty(S)
     _buf_V.fill(0.0)             # np.zeros only
@@ -22,26 +23,36 @@ of V anywhere in the function is one of:
 - an argument of a NumPy ufunc or reduction, or where a runtime helper reads only its shape
   or values (`same_shape`, `tape_like`, `record_at` into an array tape, which copies,
   `unbroadcast(g, V)`, `expand_to(g, V, ...)`, `zeros_like`, `axis_extremum_share`);
-- a binding of V (`V = ...`, `V += ...`).
+- a binding of V (`V = ...`, `V += ...`);
+- `W = V`, the compiled form's binding of a recomputed array to its name (`xo = _xo_a`),
+  where every mention of W is one of the above but a copy, and W is not read (for its
+  values: liveness with `shape_only`) after V's statement before W is bound again.
 
-Soundness rule: those uses never make a second reference to V's array (no view, no alias,
-no element of a container, nothing returned or passed where it could be kept), so the
-array one iteration allocated is reachable only through V and `_buf_V`. When the statement
-runs again, V is rebound and nothing can read that array's old contents any more, so
-giving V the same memory (np.empty's contents are unspecified; np.zeros's are zeroed
-again) changes no value the function computes. After the loop V holds what the last
-iteration put there, as before.
+Soundness rule: those uses never make a second reference to V's array (no view, no
+element of a container, nothing returned or passed where it could be kept), but through
+copies W that are dead whenever V's statement runs; so once it runs again, nothing can
+read the array's old contents any more, and giving V the same memory (np.empty's contents
+are unspecified; np.zeros's are zeroed again) changes no value the function computes.
+After the loop V (and W) hold what the last iteration put there, as before.
 
-Only inside two loops: an array made once per iteration of a single loop is most often a
-large one (ode's RK stages), where a buffer measured slower than np.empty (LLVM knows a
-fresh allocation is memory nothing else points to, and vectorizes the element loops
-better; bench/README.md).
+Inside two loops, or inside one loop when V is a small vector: the user's code reads or
+writes its elements only at constant positions (`pt[0]`, `rot[2]`: ba's rotation and point,
+three elements each), and every other element access is in one of the form's own
+elementwise loops (`indices`, the names fuse_loops gave them). An array made once per
+iteration of a single loop is otherwise most often a large one (ode's RK stages, a
+stencil's state), where a buffer measured slower than np.empty: LLVM knows a fresh
+allocation is memory nothing else points to, and vectorizes the element loops without
+runtime overlap checks (ode 1.7x -> 3.6-4.1x its primal with every single-loop array a
+buffer; bench/README.md). Which arrays get a buffer changes only speed, never a value.
 """
 from __future__ import annotations
+
+from collections import defaultdict
 
 import gast
 
 from ..analysis import kinds as K
+from ..analysis.liveness import live_after
 from ..syntax import assign, call, const, dotted, method, name
 
 _ATTRIBUTES = {"shape", "size", "ndim", "dtype"}
@@ -54,25 +65,35 @@ _HELPERS = {"same_shape": None, "tape_like": None, "zeros_like": (0,), "unbroadc
             "expand_to": (1,), "axis_extremum_share": (0,), "len": (0,)}
 
 
-def reuse_buffers(func: gast.FunctionDef, kinds: dict, fresh) -> int:
+def reuse_buffers(func: gast.FunctionDef, kinds: dict, fresh, indices=frozenset()) -> int:
     """Give the arrays made at each iteration of a loop one buffer per statement; how many.
-    `fresh(base)` gives a name the function does not use."""
+    `fresh(base)` gives a name the function does not use; `indices`, the names of the
+    form's elementwise loop indices."""
     found = list(_allocations(func.body, 0))
     if not found:
         return 0
     parents = {id(c): p for p in gast.walk(func) for c in gast.iter_child_nodes(p)}
+    mentions = defaultdict(list)
+    for n in gast.walk(func):
+        if isinstance(n, gast.Name):
+            mentions[n.id].append(n)
     params = {a.id for a in func.args.args}
-    safe, top, made = {}, [], 0
-    for block, stmt in found:
+    copies, small, live, top, made = {}, {}, None, [], 0
+    for block, stmt, depth in found:
         var = stmt.targets[0].id
         kind = kinds.get(var, K.TOP)
         if var in params or kind[0] != "arr" or kind[2] != "f" or not _shape_ok(stmt, kinds):
             continue
-        if var not in safe:
-            safe[var] = all(_harmless(n, parents, kind[1], kinds) for n in gast.walk(func)
-                            if isinstance(n, gast.Name) and n.id == var)
-        if not safe[var]:
+        if var not in copies:
+            copies[var] = _copies(var, mentions, parents, kinds, params)
+            small[var] = copies[var] is not None and _small_vector(
+                [n for v in [var, *copies[var]] for n in mentions[v]], parents, indices)
+        if copies[var] is None or (depth < 2 and not small[var]):
             continue
+        if copies[var]:
+            live = live_after(func, shape_only=True) if live is None else live
+            if any(w in live[id(stmt)] for w in copies[var]):
+                continue
         buf = fresh(f"_buf_{var}")
         top.append(assign(buf, call(dotted("np.empty"), gast.Tuple(elts=[const(0)] * kind[1],
                                                              ctx=gast.Load()))))
@@ -83,12 +104,31 @@ def reuse_buffers(func: gast.FunctionDef, kinds: dict, fresh) -> int:
     return made
 
 
+def _copies(var, mentions, parents, kinds, params):
+    """The names W of `W = V` statements when every other mention of V, and every mention
+    of each W, is harmless (module doc); None when some mention is not."""
+    ndim, names = kinds[var][1], set()
+    for node in mentions[var]:
+        if _harmless(node, parents, ndim, kinds):
+            continue
+        parent = parents.get(id(node))
+        if not (isinstance(parent, gast.Assign) and parent.value is node
+                and len(parent.targets) == 1 and isinstance(parent.targets[0], gast.Name)):
+            return None
+        names.add(parent.targets[0].id)
+    for w in names:
+        if w in params or kinds.get(w) != kinds[var] or not all(
+                _harmless(n, parents, ndim, kinds) for n in mentions[w]):
+            return None
+    return names
+
+
 def _allocations(body, depth: int):
-    """(block, statement) for each `V = np.empty(S)` / `np.zeros(S)` inside two loops."""
+    """(block, statement, loop depth) for each `V = np.empty(S)` / `np.zeros(S)` in a loop."""
     for stmt in body:
-        if depth >= 2 and isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+        if depth >= 1 and isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
                 and isinstance(stmt.targets[0], gast.Name) and _allocator(stmt.value):
-            yield body, stmt
+            yield body, stmt, depth
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
             inner_depth = depth + (not isinstance(stmt, gast.If))
             for inner in (stmt.body, stmt.orelse):
@@ -131,6 +171,22 @@ def _reused(stmt, var: str, buf: str, kinds) -> list:
     if _allocator(stmt.value) == "zeros":
         out.append(gast.Expr(value=method(buf, "fill", const(0.0))))
     return out + [assign(var, name(buf))]
+
+
+def _small_vector(mentions, parents, indices) -> bool:
+    """Whether V's elements are read or written at constant positions somewhere, and
+    otherwise only inside the form's elementwise loops (module doc)."""
+    constant = False
+    for node in mentions:
+        parent = parents.get(id(node))
+        if not (isinstance(parent, gast.Subscript) and parent.value is node):
+            continue
+        names = {n.id for n in gast.walk(parent.slice) if isinstance(n, gast.Name)}
+        if not names:
+            constant = True
+        elif not names <= indices:
+            return False
+    return constant
 
 
 def _harmless(node, parents, ndim: int, kinds) -> bool:
