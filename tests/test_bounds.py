@@ -167,3 +167,20 @@ def element_read_in_an_empty_loop(x, y, m):
 def test_a_sum_across_a_loop_that_did_not_run_touches_nothing(m):
     x, y = np.linspace(0.1, 0.7, 3 if m == 0 else 5), np.linspace(0.2, 0.9, 4)
     assert_form_agrees(element_read_in_an_empty_loop, (x, y, m), exact=True)
+
+
+def view_bound_in_a_loop(x, y):
+    """The loop only binds a view (unused): its index check moves before the loop, which
+    is left with its line comment; the form keeps a `pass` there (fuzz seed 530)."""
+    if np.max(y[-1]) >= 1.5:
+        for i in range(3):
+            v1 = y[-1]  # noqa: F841
+    elif abs(y[0, 2]) <= 2.0:
+        y = np.sin((y + 0.5) * (x + x))
+    return np.sum(y) + -0.25 * x
+
+
+@pytest.mark.parametrize("shift", [0.0, 2.0])
+def test_a_loop_left_with_comments_only_compiles(shift):
+    y = np.linspace(-0.8, 1.1, 10).reshape(2, 5) + shift
+    assert_form_agrees(view_bound_in_a_loop, (-0.52, y), wrt=1)

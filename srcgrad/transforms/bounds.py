@@ -125,8 +125,10 @@ def _insert(func, before: dict, pairs: dict, drop: set):
             out += _checks(group) + before.get(id(stmt), [])
             for field in ("body", "orelse"):
                 if isinstance(getattr(stmt, field, None), list):
-                    setattr(stmt, field, block(getattr(stmt, field))
-                            or [gast.Pass()] * (field == "body"))
+                    inner = block(getattr(stmt, field))  # a body whose checks all moved
+                    if all(is_comment(s) for s in inner) and (inner or field == "body"):
+                        inner.append(gast.Pass())  # out of it may hold comments only
+                    setattr(stmt, field, inner)
             if id(stmt) not in drop:
                 out.append(stmt)
         return out
