@@ -51,6 +51,7 @@ from .transforms.optimize import optimize
 from .frontend.parse import generated_lines, parse
 from .frontend.resolve import Resolved, resolve
 from .transforms.reverse import reverse
+from .transforms.immediate import immediate
 from .transforms.record import record
 from .frontend.trees import assigned, written_into
 from .frontend.trying import helper_trees
@@ -221,6 +222,7 @@ def _reversed(norm, activity, wrt, seed, name):
     rev = reverse(norm, activity, wrt, seed)
     _dump("reverse", rev.function())
     rev = record(optimize(rev))
+    immediate(rev)
     tree = fuse(rev.function(name))
     _dump("final", tree)
     return tree

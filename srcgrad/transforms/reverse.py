@@ -226,6 +226,7 @@ class _Reverser(Contributions):
             return []
         loop = gast.For(target=name(var, store=True), iter=iterable, body=body, orelse=[],
                         type_comment=None)
+        loop.srcgrad_reverses = stmt  # the forward loop it reverses (immediate.py)
         out = [gast.copy_location(loop, stmt)]
         if counter is not None and self.depth_of(stmt) > 0:
             out.insert(0, assign(counter, method(tape(counter), "pop")))
