@@ -143,16 +143,17 @@ def test_gradient(func, make_args, wrt, jit):
 
 
 def test_dead_resets_and_copies_are_gone():
-    """The forms the rules produce (and keep) in the generated code."""
+    """The forms the rules produce (and keep) in the generated code (in the forward sweep
+    where a loop is reversed in place: transforms/immediate.py)."""
     import srcgrad
 
-    backward = _backward(srcgrad.grad(column_minors, jit=False).source)
-    assert "zeros_like(_adj_minor[" not in backward and "snapshot(_adj_minor" not in backward
-    assert "unbroadcast(_adj_minor[:, j:]" in backward, backward
+    source = srcgrad.grad(column_minors, jit=False).source
+    assert "zeros_like(_adj_minor[" not in source and "snapshot(_adj_minor" not in source
+    assert "unbroadcast(_adj_minor[:, j:]" in source, source
     backward = _backward(srcgrad.grad(while_scratch, jit=False).source)
     assert "zeros_like(_adj_m[" not in backward and "snapshot(_adj_m" not in backward
-    backward = _backward(srcgrad.grad(overlapping_slices, jit=False).source)
-    assert "zeros_like(_adj_m[" in backward, backward  # an overlapped slot is reset
+    source = srcgrad.grad(overlapping_slices, jit=False).source
+    assert "zeros_like(_adj_m[" in source, source  # an overlapped slot is reset
     backward = _backward(srcgrad.grad(read_before_writes, jit=False).source)
     assert "snapshot(_adj_m[" in backward, backward
     backward = _backward(srcgrad.grad(sum_then_rows, wrt=(0, 1), jit=False).source)

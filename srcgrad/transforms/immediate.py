@@ -50,7 +50,8 @@ from __future__ import annotations
 import gast
 
 from ..analysis.liveness import live_after, reads as value_reads
-from ..syntax import assign, call, is_comment, name
+from ..syntax import assign, is_comment
+from .immediate_adjoints import adjoint_inputs
 
 _ADJ, _TAPE = "_adj_", "_tape_"
 _PURE = {"range", "len", "abs", "min", "max", "float", "int", "bool", "linked", "tape_like",
@@ -113,7 +114,7 @@ def _fuse(rev, loop, block, back_block, back, before) -> bool:
         return False
     if not _calls_ok(loop.body, local, var):
         return False
-    inits, chain = _adjoint_inputs(rev, kept, before, block, loop, sums)
+    inits, chain = adjoint_inputs(rev, kept, before, block, loop, sums)
     if inits is None:
         return False
     func = rev.function()
@@ -128,9 +129,12 @@ def _fuse(rev, loop, block, back_block, back, before) -> bool:
            for n in gast.walk(s)) or _mentions(rev, tapes, loop, back):
         return False
     loop.body = body + kept
-    back_block.remove(back)
     for stmt in inits:
         rev.backward.remove(stmt)
+    at = next(k for k, s in enumerate(back_block) if s is back)
+    note = at > 0 and is_comment(back_block[at - 1]) and (
+        at + 1 == len(back_block) or is_comment(back_block[at + 1]))
+    del back_block[at - note:at + 1]  # and its `# grad of:` line, left with nothing
     rev.forward[0:0] = inits
     at = next(k for k, s in enumerate(block) if s is loop)
     block[at:at] = [gast.copy_location(assign(a, value), loop) for a, value in chain.items()]
@@ -292,123 +296,11 @@ def _calls_ok(body, local, var) -> bool:
     return True
 
 
-def _adjoint_inputs(rev, kept, before, block, loop, sums):
-    """(initializations to move to the forward sweep's top, {adjoint: its value before F})
-    for the adjoints B's body reads before binding (module doc, 3), or (None, None)."""
-    exposed, bound = [], set()
-    for stmt in kept:
-        here = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
-                and n.id.startswith(_ADJ) and not isinstance(n.ctx, gast.Store)}
-        here |= {n.target.id for n in gast.walk(stmt) if isinstance(n, gast.AugAssign)
-                 and isinstance(n.target, gast.Name) and n.target.id.startswith(_ADJ)}
-        exposed += [a for a in sorted(here - bound) if a not in exposed]
-        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-            bound.add(stmt.targets[0].id)
-    inits, chain = [], {}
-    params = set(rev.norm.inputs)
-    rebound = {n.id for s in rev.forward for n in gast.walk(s)
-               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    for a in exposed:
-        if _accumulated_only(kept, a):
-            init = next((s for s in rev.backward if isinstance(s, gast.Assign)
-                         and isinstance(s.targets[0], gast.Name) and s.targets[0].id == a), None)
-            if init is None or not _is_call(init.value, "zeros_like") \
-                    or not _named(init.value.args[0], None) \
-                    or init.value.args[0].id not in params - rebound \
-                    or init not in before or _stores(before, a) != 1:
-                return None, None
-            inits.append(init)
-            continue
-        value = _resolved(a, before, block, loop, sums, rev.seed)
-        if value is None or not _unchanged(kept, a):
-            return None, None
-        chain[a] = value
-    return inits, chain
-
-
-def _accumulated_only(kept, a) -> bool:
-    """Every mention of a in B's body is `a[...] += e` or `a += e`."""
-    found = False
-    for stmt in kept:
-        for n in gast.walk(stmt):
-            if isinstance(n, gast.Name) and n.id == a:
-                found = True
-                if not any(isinstance(p, gast.AugAssign) and (p.target is n or isinstance(
-                        p.target, gast.Subscript) and p.target.value is n
-                        and a not in _loaded(p.target.slice) and a not in _loaded(p.value))
-                        for s in kept for p in gast.walk(s)):
-                    return False
-    return found
-
-
-def _resolved(a, before, block, loop, sums, seed):
-    """The value of adjoint a at B's start, as an expression valid before F, or None."""
-    current = a
-    for stmt in reversed(before):
-        if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            if current in {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
-                           and isinstance(n.ctx, gast.Store)}:
-                return None
-            continue
-        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-                and stmt.targets[0].id == current):
-            if isinstance(stmt, gast.AugAssign) and _named(stmt.target, current):
-                return None
-            continue
-        value = stmt.value
-        if isinstance(value, gast.Constant):
-            return value
-        if isinstance(value, gast.Name):
-            if value.id == seed:
-                return value
-            current = value.id
-            continue
-        if _is_call(value, "seed_like") and _named(value.args[0], None):
-            if value.args[0].id in sums:
-                return call("seed_like", name(value.args[0].id))
-            after = block[next(k for k, s in enumerate(block) if s is loop) + 1:]
-            copies = [s for s in after if isinstance(s, gast.Assign)
-                      and _named(s.targets[0], value.args[0].id)]
-            if len(copies) == 1 and isinstance(copies[0].value, gast.Name) \
-                    and copies[0].value.id in sums:
-                return call("seed_like", name(copies[0].value.id))
-        return None
-    return None
-
-
-def _unchanged(kept, a) -> bool:
-    """B's body rebinds a only to itself: `c = a` first, then `a = c` or
-    `a = unbroadcast(c, ...)`."""
-    copies = set()
-    for stmt in kept:
-        for n in gast.walk(stmt):
-            if isinstance(n, gast.Name) and n.id == a and isinstance(n.ctx, gast.Store):
-                if not (isinstance(stmt, gast.Assign) and stmt.targets[0] is n):
-                    return False
-                value = stmt.value
-                if _is_call(value, "unbroadcast"):
-                    value = value.args[0]
-                if not (isinstance(value, gast.Name) and value.id in copies):
-                    return False
-        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) \
-                and _named(stmt.value, a):
-            copies.add(stmt.targets[0].id)
-        elif isinstance(stmt, gast.Assign):
-            copies -= {n.id for t in stmt.targets for n in gast.walk(t)
-                       if isinstance(n, gast.Name)}
-    return True
-
-
 def _mentions(rev, tapes, loop, back) -> bool:
     """Whether a statement outside F and B names one of `tapes`."""
     inside = {id(n) for n in gast.walk(loop)} | {id(n) for n in gast.walk(back)}
     return any(isinstance(n, gast.Name) and n.id in tapes and id(n) not in inside
                for s in rev.forward + rev.backward for n in gast.walk(s))
-
-
-def _stores(stmts, a) -> int:
-    return sum(1 for s in stmts for n in gast.walk(s)
-               if isinstance(n, gast.Name) and n.id == a and isinstance(n.ctx, gast.Store))
 
 
 def _bound_before(body, k) -> set:
