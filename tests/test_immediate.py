@@ -44,6 +44,15 @@ def branched(x):
     return total
 
 
+def in_branch(x):
+    """The loop alone in a branch: the backward sweep's branch is left with `pass`."""
+    total = 0.0
+    if x[0] > 0.0:
+        for i in range(x.shape[0]):
+            total = total + np.sin(x[i]) * x[i]
+    return total
+
+
 def reads_its_sum(x):
     """The sum is read by its own iterations: the iterations are not independent."""
     total = 1.0
@@ -98,6 +107,8 @@ CASES = {
                   (0, 1), True),
     "branched": (branched, lambda: (rng.uniform(-1, 1, 5),), 0, True),
     "branched_one": (branched, lambda: (rng.uniform(-1, 1, 1),), 0, True),
+    "in_branch": (in_branch, lambda: (rng.uniform(0.1, 1, 5),), 0, True),
+    "in_branch_not_taken": (in_branch, lambda: (-rng.uniform(0.1, 1, 5),), 0, True),
     "det": (det, lambda: (rng.uniform(-1, 1, (4, 4)),), 0, True),
     "reads_its_sum": (reads_its_sum, lambda: (rng.uniform(-1, 1, 5),), 0, False),
     "squared_sum": (squared_sum, lambda: (rng.uniform(-1, 1, 5),), 0, False),
@@ -107,6 +118,7 @@ CASES = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:Output seems independent of input")  # autograd, x[0] < 0
 @pytest.mark.parametrize("jit", [True, False], ids=["numba", "python"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_gradient_is_right(case, jit):

@@ -135,6 +135,10 @@ def _fuse(rev, loop, block, back_block, back, before) -> bool:
     note = at > 0 and is_comment(back_block[at - 1]) and (
         at + 1 == len(back_block) or is_comment(back_block[at + 1]))
     del back_block[at - note:at + 1]  # and its `# grad of:` line, left with nothing
+    if back_block is not rev.backward and all(is_comment(s) for s in back_block):
+        owner = next(s for s in rev.backward if isinstance(s, gast.If)
+                     and (back_block is s.body or back_block is s.orelse))
+        back_block[:] = [gast.Pass()] if back_block is owner.body else []
     rev.forward[0:0] = inits
     at = next(k for k, s in enumerate(block) if s is loop)
     block[at:at] = [gast.copy_location(assign(a, value), loop) for a, value in chain.items()]
