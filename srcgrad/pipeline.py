@@ -2,10 +2,11 @@
 
     frontend/    parse -> varargs -> check -> resolve -> desugar -> calls -> normalize
     analysis/    activity
-    transforms/  reverse -> optimize -> record -> fuse
+    transforms/  reverse -> optimize -> record -> immediate -> fuse
     backend/     emit -> cache (a real .py file) -> compile (numba or Python)
 
-Forward mode replaces reverse -> optimize -> record -> fuse by one pass, forward.
+Forward mode replaces reverse -> optimize -> record -> immediate -> fuse by one pass,
+forward.
 
 Calls into user functions are inlined by normalize (inline.py); each function
 called recursively gets its own joint gradient `f__grad_all` in the same module, and
@@ -218,7 +219,7 @@ def _tangent_result(tree) -> None:
 
 
 def _reversed(norm, activity, wrt, seed, name):
-    """reverse -> optimize -> record -> fuse: the gradient function `name`."""
+    """reverse -> optimize -> record -> immediate -> fuse: the gradient function `name`."""
     rev = reverse(norm, activity, wrt, seed)
     _dump("reverse", rev.function())
     rev = record(optimize(rev))
