@@ -52,7 +52,8 @@ from __future__ import annotations
 import gast
 
 from ..analysis.liveness import live_after, reads as value_reads
-from ..syntax import assign, is_comment
+from ..frontend.trees import stores_in
+from ..syntax import assign, is_call, is_comment
 from .immediate_adjoints import adjoint_inputs
 
 _ADJ, _TAPE = "_adj_", "_tape_"
@@ -120,8 +121,7 @@ def _fuse(rev, loop, block, back_block, back, before) -> bool:
     if inits is None:
         return False
     func = rev.function()
-    bound = {n.id for s in kept for n in gast.walk(s)
-             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    bound = set().union(*map(stores_in, kept))
     summed = {s.targets[0].id for s in inits}  # their contributions: the same sums
     if bound & live_after(func)[id(back)] - set(chain) - summed:
         return False
@@ -184,7 +184,7 @@ def _forward_names(body, var):
     sums, local = set(), []
     for k, stmt in enumerate(body):
         if is_comment(stmt) or _only_tapes(stmt, None) or (
-                isinstance(stmt, gast.Expr) and _is_call(stmt.value, "record_at")):
+                isinstance(stmt, gast.Expr) and is_call(stmt.value, "record_at")):
             continue
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
             return None, None
@@ -200,7 +200,7 @@ def _forward_names(body, var):
         if total is not None:
             sums.add(total)
             continue
-        if x == var or x in local or stores[x] != {k} or x in _loaded(stmt.value) \
+        if x == var or x in local or stores[x] != {k} or x in value_reads(stmt.value, False) \
                 or min(loads.get(x, {k + 1})) <= k:
             return None, None
         local.append(x)
@@ -229,7 +229,7 @@ def _sum_of(stmt, body, stores, loads):
     if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)):
         return None
     for mine, other in ((value.left, value.right), (value.right, value.left)):
-        if _named(mine, target) and target not in _loaded(other) \
+        if _named(mine, target) and target not in value_reads(other, False) \
                 and loads.get(target) == {k}:
             return target
     return None
@@ -246,7 +246,7 @@ def _only_tapes(stmt, tapes) -> bool:
     if isinstance(stmt, gast.If):
         inner = [s for s in stmt.body if not is_comment(s)]
         return bool(inner) and not stmt.orelse and all(_only_tapes(s, tapes) for s in inner)
-    return (isinstance(stmt, gast.Expr) and _is_call(stmt.value, "record_at")
+    return (isinstance(stmt, gast.Expr) and is_call(stmt.value, "record_at")
             and bool(stmt.value.args) and tape(stmt.value.args[0]))
 
 
@@ -256,7 +256,7 @@ def _recorded(body, loads, var) -> bool:
         bound = next((k for k, s in enumerate(body) if isinstance(s, gast.Assign)
                       and isinstance(s.targets[0], gast.Name) and s.targets[0].id == x), None)
         rec = [k for k, s in enumerate(body) if isinstance(s, gast.Expr)
-               and _is_call(s.value, "record_at") and len(s.value.args) == 3
+               and is_call(s.value, "record_at") and len(s.value.args) == 3
                and _named(s.value.args[0], _TAPE + x) and _named(s.value.args[1], var)
                and _named(s.value.args[2], x)]
         if bound is None or not rec or min(rec) < bound:
@@ -314,20 +314,12 @@ def _bound_before(body, k) -> set:
             and isinstance(s.targets[0], gast.Name)}
 
 
-def _loaded(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and not isinstance(n.ctx, gast.Store)}
-
 
 def _base(target) -> str | None:
     while isinstance(target, gast.Subscript):
         target = target.value
     return target.id if isinstance(target, gast.Name) else None
 
-
-def _is_call(node, func: str) -> bool:
-    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
-        and node.func.id == func
 
 
 def _named(node, var: str | None) -> bool:

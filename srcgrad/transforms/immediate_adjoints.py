@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import call, name
+from ..analysis.liveness import reads
+from ..frontend.trees import stores_in
+from ..syntax import call, is_call, name
 
 _ADJ = "_adj_"
 
@@ -29,13 +31,12 @@ def adjoint_inputs(rev, kept, before, block, loop, sums):
             bound.add(stmt.targets[0].id)
     inits, chain = [], {}
     params = set(rev.norm.inputs)
-    rebound = {n.id for s in rev.forward for n in gast.walk(s)
-               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    rebound = set().union(*map(stores_in, rev.forward))
     for a in exposed:
         if _accumulated_only(kept, a):
             init = next((s for s in rev.backward if isinstance(s, gast.Assign)
                          and isinstance(s.targets[0], gast.Name) and s.targets[0].id == a), None)
-            if init is None or not _is_call(init.value, "zeros_like") \
+            if init is None or not is_call(init.value, "zeros_like") \
                     or not _named(init.value.args[0], None) \
                     or init.value.args[0].id not in params - rebound \
                     or init not in before or _stores(before, a) != 1:
@@ -58,7 +59,7 @@ def _accumulated_only(kept, a) -> bool:
                 found = True
                 if not any(isinstance(p, gast.AugAssign) and (p.target is n or isinstance(
                         p.target, gast.Subscript) and p.target.value is n
-                        and a not in _loaded(p.target.slice) and a not in _loaded(p.value))
+                        and a not in reads(p.target.slice, False) and a not in reads(p.value, False))
                         for s in kept for p in gast.walk(s)):
                     return False
     return found
@@ -69,8 +70,7 @@ def _resolved(a, before, block, loop, sums, seed):
     current = a
     for stmt in reversed(before):
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            if current in {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
-                           and isinstance(n.ctx, gast.Store)}:
+            if current in stores_in(stmt):
                 return None
             continue
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
@@ -86,7 +86,7 @@ def _resolved(a, before, block, loop, sums, seed):
                 return value
             current = value.id
             continue
-        if _is_call(value, "seed_like") and _named(value.args[0], None):
+        if is_call(value, "seed_like") and _named(value.args[0], None):
             if value.args[0].id in sums:
                 return call("seed_like", name(value.args[0].id))
             after = block[next(k for k, s in enumerate(block) if s is loop) + 1:]
@@ -109,7 +109,7 @@ def _unchanged(kept, a) -> bool:
                 if not (isinstance(stmt, gast.Assign) and stmt.targets[0] is n):
                     return False
                 value = stmt.value
-                if _is_call(value, "unbroadcast"):
+                if is_call(value, "unbroadcast"):
                     value = value.args[0]
                 if not (isinstance(value, gast.Name) and value.id in copies):
                     return False
@@ -129,14 +129,6 @@ def _stores(stmts, a) -> int:
                if isinstance(n, gast.Name) and n.id == a and isinstance(n.ctx, gast.Store))
 
 
-def _loaded(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and not isinstance(n.ctx, gast.Store)}
-
-
-def _is_call(node, func: str) -> bool:
-    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
-        and node.func.id == func
 
 
 def _named(node, var: str | None) -> bool:
