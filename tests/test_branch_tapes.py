@@ -14,7 +14,9 @@ from gradcheck import check_gradient
 
 
 def rotate_some(x, c):
-    """ba's rodrigues shape: sqrt/cos/sin taped only where the branch runs."""
+    """ba's rodrigues shape: sqrt/cos/sin taped only where the branch runs. The sum is
+    squared, so the loop keeps its backward loop and tapes (a plain sum's loop is reversed
+    in place, transforms/immediate.py, with no tape)."""
     total = 0.0
     for i in range(x.shape[0]):
         s = x[i] * x[i] + c
@@ -26,7 +28,7 @@ def rotate_some(x, c):
         else:
             r = s * 0.5
         total += r * r
-    return total
+    return total * total
 
 
 def nested_branches(x, n):

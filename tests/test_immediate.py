@@ -11,6 +11,7 @@ import pytest
 
 import srcgrad
 from gradcheck import assert_close, check_gradient
+from bench.problems.ba import ba_weighted
 from bench.problems.det import det
 
 
@@ -99,6 +100,78 @@ def stops(x):
     return total
 
 
+def rotation_branch(rots, pts):
+    """ba's rotation: names bound in both branches of an `if` in the iteration."""
+    total = 0.0
+    for i in range(pts.shape[0]):
+        sq = rots[i, 0] * rots[i, 0] + rots[i, 1] * rots[i, 1]
+        if pts[i, 2] > 0.0:
+            theta = np.sqrt(sq)
+            c = np.cos(theta)
+            r = pts[i, 0] * c + rots[i, 1] / theta * pts[i, 1]
+        else:
+            r = pts[i, 0] + rots[i, 1] * pts[i, 1] * sq
+        total += r * r
+    return total
+
+
+def one_sided(x):
+    """Names bound in one branch only, read only there."""
+    total = 0.0
+    for i in range(x.shape[0]):
+        t = x[i] * 3.0
+        if x[i] > 0.0:
+            u = np.sin(t)
+            t2 = u * u
+        else:
+            t2 = t * 0.5
+        total = total + t2 * x[i]
+    return total
+
+
+def carried_in_branch(x):
+    """A name bound in one branch and read after it: an earlier iteration's value."""
+    total = 0.0
+    u = 1.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            u = np.sin(x[i])
+        total = total + u * x[i]
+    return total
+
+
+def bound_after_branch(x):
+    """A name bound in a branch and again after it: twice along one path."""
+    total = 0.0
+    for i in range(x.shape[0]):
+        t = x[i]
+        if x[i] > 0.0:
+            t = np.sin(x[i])
+        total = total + t * x[i]
+    return total
+
+
+def _project(cam, pt):
+    return pt[0] * np.cos(cam[0]) - pt[1] * cam[1] + cam[2] * pt[0] * pt[1]
+
+
+def through_calls(cams, X):
+    """Rows passed to an inlined call: its adjoint accumulates through a view of a row."""
+    total = 0.0
+    for i in range(X.shape[0]):
+        total += _project(cams[i], X[i])
+    return total
+
+
+def _ba_args():
+    cams = rng.uniform(-0.3, 0.3, (4, 11))
+    cams[:, 3:6] = rng.uniform(-1, 1, (4, 3))
+    cams[:, 6] = 1.0
+    X = rng.uniform(-1, 1, (4, 3))
+    X[:, 2] += 6.0
+    return cams, X, rng.uniform(0.5, 1.5, 4), rng.uniform(-1, 1, (4, 2)), 0.7, 0.4
+
+
 rng = np.random.default_rng(5)
 CASES = {
     "per_row": (per_row, lambda: (rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, 3)), (0, 1),
@@ -114,6 +187,16 @@ CASES = {
     "squared_sum": (squared_sum, lambda: (rng.uniform(-1, 1, 5),), 0, False),
     "writes_out": (writes_out, lambda: (rng.uniform(-1, 1, 5),), 0, False),
     "rebinds": (rebinds, lambda: (rng.uniform(-1, 1, 5),), 0, False),
+    "rotation_branch": (rotation_branch, lambda: (rng.uniform(0.2, 1, (6, 2)), np.c_[
+        rng.uniform(-1, 1, (6, 2)), [0.5, -0.5, 0.7, -0.3, 0.2, -0.9]]), (0, 1), True),
+    "one_sided": (one_sided, lambda: (np.array([0.3, -0.4, 0.8, -0.1, 0.6]),), 0, True),
+    "carried_in_branch": (carried_in_branch, lambda: (np.array([-0.3, 0.4, -0.8, 0.6]),), 0,
+                          False),
+    "bound_after_branch": (bound_after_branch, lambda: (np.array([-0.3, 0.4, -0.8]),), 0,
+                           False),
+    "through_calls": (through_calls, lambda: (rng.uniform(-1, 1, (4, 3)),
+                                              rng.uniform(-1, 1, (4, 2))), (0, 1), True),
+    "ba": (ba_weighted, _ba_args, (0, 1, 2), True),
     "stops": (stops, lambda: (np.array([0.3, -0.2, 1.5, 0.4]),), 0, False),
 }
 

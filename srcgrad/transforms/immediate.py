@@ -17,18 +17,22 @@ loop F at the top of the forward sweep or in a branch of an `if` there, whose mi
 
 1. F's body has no loop, `break`, `continue` or `return`; every name it binds is either a
    sum (bound once, by `s = s + e` or `s = e + s`, or `t = s + e; s = t` as normalization
-   writes it, e not reading s, s read nowhere else in the body) or local: bound once, at
-   the top level of the body, before any read of it there; it writes elements only of
-   local arrays; its calls of anything but pure builtins and helpers take only locals,
-   the loop index and constants, and its methods are pure ones or of locals; its other
-   statements are line comments, tapes' `if` and `record_at`.
-2. B's body reads tapes only as `x = _tape_x[j]` (j, the loop index) of locals x that F
-   records after binding them, calls no `.pop` or `restore`, binds only adjoints and
-   locals (recomputed: the same values), writes elements only of adjoints, reads the sums
-   only for their shapes (liveness's `shape_only`), and binds nothing the backward sweep
-   reads after B.
+   writes it, e not reading s, s read nowhere else in the body) or local: bound at most
+   once along each path through the body's `if`s (whose tests are locals), and read only
+   where it is bound on every path leading there (transforms/immediate_paths.py); it
+   writes elements only of local arrays; its calls of anything but pure builtins and
+   helpers take only locals, the loop index and constants, and its methods are pure ones
+   or of locals; its other statements are line comments and what makes and fills tapes.
+2. B's body reads tapes only as `x = _tape_x[j]` (j, the loop index) or undoes them as
+   `x = restore(_tape_x, x)`, of locals x that F records (`record_at(_tape_x, j, x)`,
+   `_tape_x.append(x)`) after binding them, and reads no x after its undo; it calls no
+   `.pop`, binds only adjoints and locals (recomputed: the same values), writes elements
+   only of adjoints, reads the sums only for their shapes (liveness's `shape_only`),
+   reads a local only where F's iteration has bound it (inside `if c:` where F bound it
+   inside `if c:`), and binds nothing the backward sweep reads after B.
 3. Every adjoint B's body reads before binding it is either
-   - only accumulated into (`a[...] += e`, `a += e`) and made by `a = zeros_like(p)` at the
+   - only accumulated into (`a[...] += e`, `a += e`, or through a view `v = a[i]` then
+     only `v[...] += e`) and made by `a = zeros_like(p)` at the
      top of the backward sweep, p a parameter the forward sweep never rebinds: that
      statement moves to the top of the forward sweep (nothing reads a in between); or
    - the adjoint of a sum, bound before B along B's path to the seed through copies
@@ -39,7 +43,9 @@ loop F at the top of the forward sweep or in a branch of an `if` there, whose mi
 
 Soundness: by 1, iteration j's names hold at the end of its forward body the values the
 backward sweep would give them (loaded from a tape, recomputed) when B runs iteration j,
-and invariants and parameters hold their values during F; by 3 the adjoints B's body
+wherever B reads them (2: on the path F took, B's tests being F's); an undo gives a name
+the value iteration j-1 left, which B's iteration j never reads (2) and iteration j-1's
+forward body left in it; invariants and parameters hold their values during F; by 3 the adjoints B's body
 reads hold the values they would at B's start; the sums' adjoints are the same at every
 iteration; contributions to adjoint arrays are sums, in any order. Names B's body binds
 are dead after B (2), and F's locals get back the same values. So every value the
@@ -51,12 +57,13 @@ from __future__ import annotations
 
 import gast
 
-from ..analysis.liveness import live_after, reads as value_reads
+from ..analysis.liveness import live_after, reads
 from ..frontend.trees import stores_in
-from ..syntax import assign, is_call, is_comment
+from ..syntax import assign, is_call, is_comment, is_name
 from .immediate_adjoints import adjoint_inputs
+from .immediate_paths import bound_once, element_base as _base, reads_bound, recorded
 
-_ADJ, _TAPE = "_adj_", "_tape_"
+_ADJ, _TAPE, _MADE = "_adj_", "_tape_", "_made_"
 _PURE = {"range", "len", "abs", "min", "max", "float", "int", "bool", "linked", "tape_like",
          "trip_count", "record_at", "snapshot", "zeros_like", "seed_like", "unbroadcast"}
 _PURE_METHODS = {"sum", "copy", "reshape", "dot", "mean", "max", "min", "prod", "ravel",
@@ -107,30 +114,36 @@ def _fuse(rev, loop, block, back_block, back, before) -> bool:
             and isinstance(loop.target, gast.Name)):
         return False
     var = loop.target.id
-    kept, loads = _loads(back.body, var)
+    restored = set()
+    kept, loads = _loads(back.body, var, restored)
     if kept is None:
         return False
-    sums, local = _forward_names(loop.body, var)
-    if sums is None or not loads <= local or not _recorded(loop.body, loads, var):
+    sums, local, branches, definite = _forward_names(loop.body, var)
+    if sums is None or not loads | restored <= local \
+            or not recorded(loop.body, loads, restored, var):
         return False
-    if not _backward_ok(kept, sums, local):
+    if not _backward_ok(kept, sums, local) or not reads_bound(kept, local, branches, definite):
         return False
-    if not _calls_ok(loop.body, local, var):
+    if not _calls_ok(_without(loop.body, None), local, var):
         return False
     inits, chain = adjoint_inputs(rev, kept, before, block, loop, sums)
     if inits is None:
         return False
     func = rev.function()
-    bound = set().union(*map(stores_in, kept))
+    bound = set().union(restored, *map(stores_in, kept))
     summed = {s.targets[0].id for s in inits}  # their contributions: the same sums
     if bound & live_after(func)[id(back)] - set(chain) - summed:
         return False
-    tapes = {_TAPE + x for x in loads}
-    body = [s for s in loop.body if not _only_tapes(s, tapes)]
+    tapes = {_TAPE + x for x in loads | restored}
+    body = _without(loop.body, tapes)
+    made = [s for s in rev.forward + ([] if block is rev.forward else block)
+            if _only_tapes(s, tapes)]  # `_tape_x = []`, `_made_x = False`
     if any(isinstance(n, gast.Name) and n.id in tapes for s in body + kept
-           for n in gast.walk(s)) or _mentions(rev, tapes, loop, back):
+           for n in gast.walk(s)) or _mentions(rev, tapes, [loop, back] + made):
         return False
     loop.body = body + kept
+    for stmt in made:
+        (block if any(s is stmt for s in block) else rev.forward).remove(stmt)
     for stmt in inits:
         rev.backward.remove(stmt)
     at = next(k for k, s in enumerate(back_block) if s is back)
@@ -147,18 +160,35 @@ def _fuse(rev, loop, block, back_block, back, before) -> bool:
     return True
 
 
-def _loads(body, var):
-    """B's body without its tape loads `x = _tape_x[var]`, and the names loaded; (None,
-    None) if it reads a tape otherwise, pops or restores."""
+def _loads(body, var, restored):
+    """B's body without its tape loads `x = _tape_x[var]` and its undos
+    `x = restore(_tape_x, x)` (in its `if`s too), and the names loaded; (None, None) if it
+    reads a tape otherwise, pops, or reads a name after its undo (which gave it an earlier
+    iteration's value). Adds the undone names to `restored`."""
     kept, loads = [], set()
     for stmt in body:
-        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name)
-                and isinstance(stmt.value, gast.Subscript)
-                and isinstance(stmt.value.value, gast.Name)
-                and stmt.value.value.id == _TAPE + stmt.targets[0].id
-                and isinstance(stmt.value.slice, gast.Name) and stmt.value.slice.id == var):
+        if reads(stmt.test if isinstance(stmt, gast.If) else stmt, False) & restored:
+            return None, None
+        if _tape_read(stmt, var, lambda v: isinstance(v, gast.Subscript)
+                      and is_name(v.slice, var) and isinstance(v.value, gast.Name)):
             loads.add(stmt.targets[0].id)
+            continue
+        if _tape_read(stmt, var, lambda v: is_call(v, "restore") and len(v.args) == 2
+                      and isinstance(v.args[0], gast.Name)
+                      and is_name(v.args[1], stmt.targets[0].id)):
+            restored.add(stmt.targets[0].id)
+            continue
+        if isinstance(stmt, gast.If):
+            paths = set(restored), set(restored)  # undone on the way through each branch
+            (body_kept, body_loads), (else_kept, else_loads) = (
+                _loads(stmt.body, var, paths[0]), _loads(stmt.orelse, var, paths[1]))
+            restored |= paths[0] | paths[1]
+            if body_kept is None or else_kept is None \
+                    or any(n.startswith(_TAPE) for n in reads(stmt.test, False)):
+                return None, None
+            loads |= body_loads | else_loads
+            kept.append(gast.copy_location(gast.If(
+                test=stmt.test, body=body_kept or [gast.Pass()], orelse=else_kept), stmt))
             continue
         for n in gast.walk(stmt):
             if isinstance(n, gast.Name) and n.id.startswith(_TAPE):
@@ -171,43 +201,51 @@ def _loads(body, var):
     return kept, loads
 
 
+def _tape_read(stmt, var, shape) -> bool:
+    """`x = <value of the tape _tape_x>` with the value of the given `shape`."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and shape(stmt.value)):
+        return False
+    tape = stmt.value.value if isinstance(stmt.value, gast.Subscript) else stmt.value.args[0]
+    return tape.id == _TAPE + stmt.targets[0].id
+
+
+def _without(body, tapes):
+    """F's body without the statements that make and fill `tapes` (in its `if`s too)."""
+    kept = []
+    for stmt in body:
+        if _only_tapes(stmt, tapes):
+            continue
+        if isinstance(stmt, gast.If) and not _only_tapes(stmt, None):
+            stmt = gast.copy_location(gast.If(test=stmt.test, body=_without(
+                stmt.body, tapes) or [gast.Pass()], orelse=_without(stmt.orelse, tapes)), stmt)
+        kept.append(stmt)
+    return kept
+
+
 def _forward_names(body, var):
-    """(sums, locals) of F's body (module doc, 1), or (None, None)."""
+    """(sums, locals, {test: bound after each branch}, locals bound on every path) of F's
+    body (module doc, 1), or Nones."""
     stores, loads = {}, {}
     for k, stmt in enumerate(body):
         for n in gast.walk(stmt):
             if isinstance(n, (gast.For, gast.While, gast.Break, gast.Continue, gast.Return)):
-                return None, None
+                return None, None, None, None
             if isinstance(n, gast.Name):
                 (stores if isinstance(n.ctx, gast.Store) else loads).setdefault(
                     n.id, set()).add(k)
-    sums, local = set(), []
-    for k, stmt in enumerate(body):
-        if is_comment(stmt) or _only_tapes(stmt, None) or (
-                isinstance(stmt, gast.Expr) and is_call(stmt.value, "record_at")):
-            continue
-        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
-            return None, None
-        target = stmt.targets[0]
-        if isinstance(target, gast.Subscript):  # an element of an array made before
-            if _base(target) not in local:
-                return None, None
-            continue
-        if not isinstance(target, gast.Name):
-            return None, None
-        x = target.id
-        total = _sum_of(stmt, body, stores, loads)
-        if total is not None:
-            sums.add(total)
-            continue
-        if x == var or x in local or stores[x] != {k} or x in value_reads(stmt.value, False) \
-                or min(loads.get(x, {k + 1})) <= k:
-            return None, None
-        local.append(x)
-    for x in sums:
-        if x in local:
-            return None, None
-    return sums, set(local)
+    sums = {total for stmt in body if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+            for total in [_sum_of(stmt, body, stores, loads)] if total is not None}
+    local, branches, definite = bound_once(body, var, sums, _skipped)
+    if local is None or sums & local:
+        return None, None, None, None
+    return sums, local, branches, definite
+
+
+def _skipped(stmt) -> bool:
+    return _only_tapes(stmt, None) or (
+        isinstance(stmt, gast.Expr) and is_call(stmt.value, "record_at"))
 
 
 def _sum_of(stmt, body, stores, loads):
@@ -229,46 +267,38 @@ def _sum_of(stmt, body, stores, loads):
     if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)):
         return None
     for mine, other in ((value.left, value.right), (value.right, value.left)):
-        if _named(mine, target) and target not in value_reads(other, False) \
+        if is_name(mine, target) and target not in reads(other, False) \
                 and loads.get(target) == {k}:
             return target
     return None
 
 
 def _only_tapes(stmt, tapes) -> bool:
-    """`_tape_x = ...`, `if ...: _tape_x = ...` or `record_at(_tape_x, ...)` (of `tapes`,
-    or of any tape when None)."""
+    """`_tape_x = ...`, `_made_x = ...`, `if ...:` of those, `record_at(_tape_x, ...)` or
+    `_tape_x.append(...)` (of `tapes`, or of any tape when None)."""
     def tape(n):
-        return isinstance(n, gast.Name) and n.id.startswith(_TAPE) and (
-            tapes is None or n.id in tapes)
+        if not isinstance(n, gast.Name):
+            return False
+        made = _TAPE + n.id[len(_MADE):] if n.id.startswith(_MADE) else n.id
+        return made.startswith(_TAPE) and (tapes is None or made in tapes)
     if isinstance(stmt, gast.Assign):
         return len(stmt.targets) == 1 and tape(stmt.targets[0])
     if isinstance(stmt, gast.If):
         inner = [s for s in stmt.body if not is_comment(s)]
         return bool(inner) and not stmt.orelse and all(_only_tapes(s, tapes) for s in inner)
-    return (isinstance(stmt, gast.Expr) and is_call(stmt.value, "record_at")
-            and bool(stmt.value.args) and tape(stmt.value.args[0]))
-
-
-def _recorded(body, loads, var) -> bool:
-    """Every loaded x is recorded `record_at(_tape_x, var, x)` after its binding."""
-    for x in loads:
-        bound = next((k for k, s in enumerate(body) if isinstance(s, gast.Assign)
-                      and isinstance(s.targets[0], gast.Name) and s.targets[0].id == x), None)
-        rec = [k for k, s in enumerate(body) if isinstance(s, gast.Expr)
-               and is_call(s.value, "record_at") and len(s.value.args) == 3
-               and _named(s.value.args[0], _TAPE + x) and _named(s.value.args[1], var)
-               and _named(s.value.args[2], x)]
-        if bound is None or not rec or min(rec) < bound:
-            return False
-    return True
+    if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
+        return False
+    value = stmt.value
+    if isinstance(value.func, gast.Attribute) and value.func.attr == "append":
+        return tape(value.func.value)
+    return is_call(value, "record_at") and bool(value.args) and tape(value.args[0])
 
 
 def _backward_ok(kept, sums, local) -> bool:
     """B's body binds only adjoints and locals, writes elements only of adjoints, reads
     the sums only for their shapes."""
     for stmt in kept:
-        if sums & value_reads(stmt, True):
+        if sums & reads(stmt, True):
             return False
         for n in gast.walk(stmt):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) \
@@ -302,25 +332,8 @@ def _calls_ok(body, local, var) -> bool:
     return True
 
 
-def _mentions(rev, tapes, loop, back) -> bool:
-    """Whether a statement outside F and B names one of `tapes`."""
-    inside = {id(n) for n in gast.walk(loop)} | {id(n) for n in gast.walk(back)}
+def _mentions(rev, tapes, owners) -> bool:
+    """Whether a statement outside `owners` names one of `tapes`."""
+    inside = {id(n) for owner in owners for n in gast.walk(owner)}
     return any(isinstance(n, gast.Name) and n.id in tapes and id(n) not in inside
                for s in rev.forward + rev.backward for n in gast.walk(s))
-
-
-def _bound_before(body, k) -> set:
-    return {s.targets[0].id for s in body[:k] if isinstance(s, gast.Assign)
-            and isinstance(s.targets[0], gast.Name)}
-
-
-
-def _base(target) -> str | None:
-    while isinstance(target, gast.Subscript):
-        target = target.value
-    return target.id if isinstance(target, gast.Name) else None
-
-
-
-def _named(node, var: str | None) -> bool:
-    return isinstance(node, gast.Name) and (var is None or node.id == var)
