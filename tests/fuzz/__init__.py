@@ -10,7 +10,8 @@ central finite differences and autograd.
   `python -m tests.fuzz.campaign --programs 10000 --jit-fraction 0.05 --seed 0 --out /tmp/fuzz`.
 - `checkpointed.py`: the same programs with their top-level loops marked `srcgrad.checkpointed`
   (`campaign --checkpoint`), against the unmarked programs' gradients (issue 16).
-- `accumulators.py`, `indices.py`: targeted campaigns (inner-loop accumulators, loops
-  indexing at offsets) sharing `targeted.py`.
+- `accumulators.py`, `indices.py`, `products.py`, `sums.py`: targeted campaigns (inner-loop
+  accumulators, loops indexing at offsets, recurrent products, sum loops reversed in
+  place) sharing `targeted.py`.
 - `tests/test_fuzz.py`: the fixed-seed slice in the default pytest run.
 """
