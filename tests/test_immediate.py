@@ -6,6 +6,8 @@ its backward loop.
 Each function's gradient is checked against central differences and autograd, numba on
 and off (gradcheck.check_gradient), and `srcgrad.vjp` and `value_and_grad` give the same;
 the generated source is read for the backward loop it has or has not."""
+import re
+
 import numpy as np
 import pytest
 
@@ -163,6 +165,93 @@ def through_calls(cams, X):
     return total
 
 
+def pairs(pos, w):
+    """A pair loop: the inner loop's iterations, over all (i, j), share only the sum."""
+    e = 0.0
+    for i in range(pos.shape[0]):
+        for j in range(i + 1, pos.shape[0]):
+            dx = pos[i, 0] - pos[j, 0]
+            dy = pos[i, 1] - pos[j, 1]
+            r2 = 1.0 + dx * dx + dy * dy
+            e += w[i] * w[j] / r2
+    return e
+
+
+def pairs_outer_numbers(pos, w):
+    """The outer iteration binds numbers of its index the inner loop reads."""
+    e = 0.0
+    for i in range(pos.shape[0]):
+        lo = i + 1
+        c = 0.5 * i
+        for j in range(lo, pos.shape[0]):
+            t = np.sin(pos[i, 0] - pos[j, 0]) * c
+            if pos[j, 1] > 0.0:
+                u = t * w[j]
+            else:
+                u = t * t
+            e = e + u
+    return e
+
+
+def pairs_outer_locals(pos, w):
+    """The outer iteration binds values of the arguments the inner loop reads: their
+    adjoints are work of the outer backward loop, which keeps it (not taken yet)."""
+    e = 0.0
+    for i in range(pos.shape[0]):
+        xi = pos[i, 0] * 2.0
+        row = pos[i] * w[i]
+        for j in range(pos.shape[0]):
+            t = np.sin(xi - pos[j, 0]) * row[1]
+            if pos[j, 1] > 0.0:
+                e = e + t * w[j]
+            else:
+                e = e + t * t
+    return e
+
+
+def pairs_outer_sum(pos, w):
+    """The outer body adds to the sum after its inner loop: not taken."""
+    e = 0.0
+    for i in range(pos.shape[0]):
+        for j in range(i):
+            e += np.cos(pos[i, 0] - pos[j, 0]) * w[j]
+        e += w[i] * pos[i, 1]
+    return e
+
+
+def pairs_carried(pos, w):
+    """A value carried from one inner iteration to the next: not taken."""
+    e = 0.0
+    for i in range(pos.shape[0]):
+        p = w[i]
+        for j in range(pos.shape[0]):
+            p = p * 0.5 + pos[j, 0]
+            e += p * pos[i, 1]
+    return e
+
+
+def while_around(x):
+    """A sum loop inside a `while`: the outer loop is not counted, nothing is taken."""
+    total = 0.0
+    k = 0
+    while k < 2:
+        for j in range(x.shape[0]):
+            total += np.sin(x[j]) * (k + 1.0)
+        k += 1
+    return total
+
+
+def while_inside(x):
+    """A `while` inside a counted loop: the inner loop is not counted, nothing is taken."""
+    total = 0.0
+    for i in range(x.shape[0]):
+        k = 0
+        while k < 2:
+            total += np.sin(x[i]) * (k + 1.0)
+            k += 1
+    return total
+
+
 def _ba_args():
     cams = rng.uniform(-0.3, 0.3, (4, 11))
     cams[:, 3:6] = rng.uniform(-1, 1, (4, 3))
@@ -197,6 +286,18 @@ CASES = {
     "through_calls": (through_calls, lambda: (rng.uniform(-1, 1, (4, 3)),
                                               rng.uniform(-1, 1, (4, 2))), (0, 1), True),
     "ba": (ba_weighted, _ba_args, (0, 1, 2), True),
+    "while_around": (while_around, lambda: (rng.uniform(-1, 1, 4),), 0, False),
+    "while_inside": (while_inside, lambda: (rng.uniform(-1, 1, 4),), 0, False),
+    "pairs": (pairs, lambda: (rng.uniform(-1, 1, (5, 2)), rng.uniform(0.5, 1.5, 5)), (0, 1),
+              True),
+    "pairs_outer_numbers": (pairs_outer_numbers, lambda: (np.c_[rng.uniform(-1, 1, 4), [
+        0.5, -0.4, 0.3, -0.6]], rng.uniform(0.5, 1.5, 4)), (0, 1), True),
+    "pairs_outer_locals": (pairs_outer_locals, lambda: (np.c_[rng.uniform(-1, 1, 4), [
+        0.5, -0.4, 0.3, -0.6]], rng.uniform(0.5, 1.5, 4)), (0, 1), False),
+    "pairs_outer_sum": (pairs_outer_sum, lambda: (rng.uniform(-1, 1, (4, 2)),
+                                                  rng.uniform(0.5, 1.5, 4)), (0, 1), False),
+    "pairs_carried": (pairs_carried, lambda: (rng.uniform(-1, 1, (4, 2)),
+                                              rng.uniform(0.5, 1.5, 4)), (0, 1), False),
     "stops": (stops, lambda: (np.array([0.3, -0.2, 1.5, 0.4]),), 0, False),
 }
 
@@ -219,6 +320,24 @@ def test_a_sum_loop_has_no_backward_loop(case):
     code = "\n".join(line.split("#")[0] for line in g.source.splitlines())
     reversed_loops = [line for line in code.splitlines() if "-1, -1)" in line and "for " in line]
     assert (not reversed_loops) == fused, code
+
+
+def test_recomputations_are_not_repeated():
+    """The backward statements' recomputation of a forward value (`c = np.cos(...)`) is
+    left out where the forward value is still there."""
+    g = srcgrad.grad(rotations, wrt=(0, 1), jit=False)
+    g(*CASES["rotations"][1]())
+    code = "\n".join(line.split("#")[0] for line in g.source.splitlines())
+    assert code.count("np.cos(") == 1, g.source
+
+
+def test_a_pair_loop_is_one_loop_nest():
+    """The inner loop of a pair loop takes the backward statements; the outer loop's
+    mirror, left with nothing, goes too."""
+    g = srcgrad.grad(pairs, wrt=(0, 1), jit=False)
+    g(*CASES["pairs"][1]())
+    code = "\n".join(line.split("#")[0] for line in g.source.splitlines())
+    assert code.count("for ") == 2 and len(re.findall(r"\br2 = ", code)) == 1, code
 
 
 def test_det_tapes_no_children():

@@ -12,8 +12,10 @@ backward loop; reversed in place, each child's partials are used and freed at on
 (ell = 5 to 9: 3.1-3.5x -> 1.46-1.77x its primal).
 
 `immediate(rev)` rewrites the Reversed program (after record.py) for each counted `for`
-loop F at the top of the forward sweep or in a branch of an `if` there, whose mirror B
-(the loop reverse.py made of it) sits at the same place in the backward sweep, when:
+loop F at the top of the forward sweep, in a branch of an `if` there, or at the top of
+such a loop's body (a pair loop's inner loop, with the conditions of immediate_nests.py),
+whose mirror B (the loop reverse.py made of it) sits at the same place in the backward
+sweep, when:
 
 1. F's body has no loop, `break`, `continue` or `return`; every name it binds is either a
    sum (bound once, by `s = s + e` or `s = e + s`, or `t = s + e; s = t` as normalization
@@ -45,13 +47,19 @@ Soundness: by 1, iteration j's names hold at the end of its forward body the val
 backward sweep would give them (loaded from a tape, recomputed) when B runs iteration j,
 wherever B reads them (2: on the path F took, B's tests being F's); an undo gives a name
 the value iteration j-1 left, which B's iteration j never reads (2) and iteration j-1's
-forward body left in it; invariants and parameters hold their values during F; by 3 the adjoints B's body
-reads hold the values they would at B's start; the sums' adjoints are the same at every
-iteration; contributions to adjoint arrays are sums, in any order. Names B's body binds
-are dead after B (2), and F's locals get back the same values. So every value the
-function returns is the same; what changes is the order in which contributions are added
-into adjoint arrays (rounding). A backward branch left with only comments once B moves
+forward body left in it; invariants and parameters hold their values during F; by 3
+the adjoints B's body reads hold the values they would at B's start; the sums' adjoints
+are the same at every iteration; contributions to adjoint arrays are sums, in any order.
+Names B's body binds are dead after B (2), and F's locals get back the same values. So
+every value the function returns is the same; what changes is the order in which
+contributions are added into adjoint arrays (rounding). A backward branch left with only comments once B moves
 gets `pass` (an `else`, nothing).
+
+B's statements that bind a local to the very expression F bound it to (recomputations,
+made for the backward loop of a loop with no tape) are left out of the moved body where
+F's binding holds on their path (immediate_paths.py, `reads_bound`): by the argument
+above the name already holds that value. Not when F writes an element of any array (a
+recomputation after the write could see a different element).
 """
 from __future__ import annotations
 
@@ -61,7 +69,9 @@ from ..analysis.liveness import live_after, reads
 from ..frontend.trees import stores_in
 from ..syntax import assign, is_call, is_comment, is_name
 from .immediate_adjoints import adjoint_inputs
-from .immediate_paths import bound_once, element_base as _base, reads_bound, recorded
+from .immediate_nests import drop_emptied, nest_ok, nest_reads, nests
+from .immediate_paths import (bound_once, element_base as _base, reads_bound, recorded,
+                              repeats_dropped, values_made)
 
 _ADJ, _TAPE, _MADE = "_adj_", "_tape_", "_made_"
 _PURE = {"range", "len", "abs", "min", "max", "float", "int", "bool", "linked", "tape_like",
@@ -77,6 +87,10 @@ def immediate(rev) -> int:
         mirror = _mirror(rev.backward, stmt, block, rev.forward)
         if mirror is not None and _fuse(rev, stmt, block, *mirror):
             made += 1
+    for inner, outer, back, back_outer, before in list(nests(rev)):
+        if _fuse(rev, inner, outer.body, back_outer.body, back, before, (outer, back_outer)):
+            made += 1
+            drop_emptied(rev, back_outer)
     return made
 
 
@@ -108,7 +122,9 @@ def _mirror(backward, loop, block, forward):
     return None
 
 
-def _fuse(rev, loop, block, back_block, back, before) -> bool:
+def _fuse(rev, loop, block, back_block, back, before, nest=None) -> bool:
+    """Move B's body into F's (module doc); `nest`: (O, P) when F is nested in a loop O
+    whose mirror P holds B (immediate_nests.py)."""
     if not (isinstance(loop.iter, gast.Call) and isinstance(loop.iter.func, gast.Name)
             and loop.iter.func.id == "range" and not loop.orelse
             and isinstance(loop.target, gast.Name)):
@@ -122,17 +138,23 @@ def _fuse(rev, loop, block, back_block, back, before) -> bool:
     if sums is None or not loads | restored <= local \
             or not recorded(loop.body, loads, restored, var):
         return False
-    if not _backward_ok(kept, sums, local) or not reads_bound(kept, local, branches, definite):
+    if nest is not None and not nest_ok(nest[0], nest[1], loop, back, sums):
+        return False
+    values = values_made(loop.body, local)
+    if not _backward_ok(kept, sums, local) \
+            or not reads_bound(kept, local, branches, definite, values):
         return False
     if not _calls_ok(_without(loop.body, None), local, var):
         return False
-    inits, chain = adjoint_inputs(rev, kept, before, block, loop, sums)
+    inits, chain = adjoint_inputs(rev, kept, before, *((rev.forward, nest[0]) if nest else (
+        block, loop)), sums)
     if inits is None:
         return False
     func = rev.function()
     bound = set().union(restored, *map(stores_in, kept))
     summed = {s.targets[0].id for s in inits}  # their contributions: the same sums
-    if bound & live_after(func)[id(back)] - set(chain) - summed:
+    live = live_after(func)[id(back)] if nest is None else nest_reads(func, nest[1], back)
+    if bound & live - set(chain) - summed:
         return False
     tapes = {_TAPE + x for x in loads | restored}
     body = _without(loop.body, tapes)
@@ -141,7 +163,7 @@ def _fuse(rev, loop, block, back_block, back, before) -> bool:
     if any(isinstance(n, gast.Name) and n.id in tapes for s in body + kept
            for n in gast.walk(s)) or _mentions(rev, tapes, [loop, back] + made):
         return False
-    loop.body = body + kept
+    loop.body = body + (repeats_dropped(kept, values["again"]) if values else kept)
     for stmt in made:
         (block if any(s is stmt for s in block) else rev.forward).remove(stmt)
     for stmt in inits:
@@ -150,7 +172,8 @@ def _fuse(rev, loop, block, back_block, back, before) -> bool:
     note = at > 0 and is_comment(back_block[at - 1]) and (
         at + 1 == len(back_block) or is_comment(back_block[at + 1]))
     del back_block[at - note:at + 1]  # and its `# grad of:` line, left with nothing
-    if back_block is not rev.backward and all(is_comment(s) for s in back_block):
+    if back_block is not rev.backward and nest is None \
+            and all(is_comment(s) for s in back_block):
         owner = next(s for s in rev.backward if isinstance(s, gast.If)
                      and (back_block is s.body or back_block is s.orelse))
         back_block[:] = [gast.Pass()] if back_block is owner.body else []
