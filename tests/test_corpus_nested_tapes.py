@@ -53,13 +53,14 @@ def three_levels_with_counter(x, w):
 
 
 def inner_bound_moves(x, w):
-    # the inner loop's trip count changes with i: its tape stays a stack
+    # the inner loop's trip count changes with i: its tape stays a stack (the sum is
+    # squared: a plain sum's pair loop is reversed in place, transforms/immediate.py)
     total = 0.0
     for i in range(x.shape[0]):
         for c in range(i, x.shape[0]):
             r = x[i] - x[c] * w[0]
             total += np.sum(np.sin(r) * r)
-    return total
+    return total * total
 
 
 def inner_loop_in_branch(x, w):

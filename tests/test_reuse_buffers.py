@@ -73,8 +73,9 @@ def rotate(rot, pt):
 
 
 def observations(cams, X):
-    """One loop; its scratch vectors (the centred point, and in the backward sweep its
-    recomputation and the adjoints) are small vectors: buffers."""
+    """One loop; its scratch vectors (the centred point and, in the backward statements the
+    loop runs after each forward iteration (transforms/immediate.py), its adjoint) are
+    small vectors: buffers."""
     total = 0.0
     for i in range(X.shape[0]):
         xo = X[i] - cams[i, 3:6]
@@ -137,7 +138,8 @@ def test_small_vectors_of_one_loop_get_buffers():
     form = _run("observations").compiled_source
     buffers = [line.strip() for line in form.splitlines() if line.strip().startswith("_buf_")
                and line.strip().endswith("= np.empty((0,))")]
-    assert len(buffers) >= 3 and "_buf_xo = np.empty((0,))" in buffers, form
+    assert "_buf_xo = np.empty((0,))" in buffers and "_buf__adj_xo = np.empty((0,))" in buffers, \
+        form
 
 
 @pytest.mark.parametrize("case, name", [("carried", "new"), ("viewed", "y")])
