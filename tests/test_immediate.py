@@ -193,6 +193,26 @@ def pairs_outer_numbers(pos, w):
     return e
 
 
+def pairs_outer_taped(pos, w):
+    """An outer number worth taping: its tape goes with the outer backward loop."""
+    e = 0.0
+    for i in range(pos.shape[0]):
+        o = np.cos(0.3 * i)
+        for j in range(i):
+            e += pos[j, 0] * o * w[i]
+    return e
+
+
+def pairs_fixed_inner(pos, w):
+    """An inner loop of a fixed length, its temporaries taped at `i * 2 + j`."""
+    e = 0.0
+    for i in range(pos.shape[0]):
+        for j in range(2):
+            a = np.exp(0.5 * pos[i, j])
+            e += np.sin(a) * w[j]
+    return e
+
+
 def pairs_outer_locals(pos, w):
     """The outer iteration binds values of the arguments the inner loop reads: their
     adjoints are work of the outer backward loop, which keeps it (not taken yet)."""
@@ -292,6 +312,10 @@ CASES = {
               True),
     "pairs_outer_numbers": (pairs_outer_numbers, lambda: (np.c_[rng.uniform(-1, 1, 4), [
         0.5, -0.4, 0.3, -0.6]], rng.uniform(0.5, 1.5, 4)), (0, 1), True),
+    "pairs_outer_taped": (pairs_outer_taped, lambda: (rng.uniform(-1, 1, (4, 2)),
+                                                      rng.uniform(0.5, 1.5, 4)), (0, 1), True),
+    "pairs_fixed_inner": (pairs_fixed_inner, lambda: (rng.uniform(-1, 1, (4, 2)),
+                                                      rng.uniform(0.5, 1.5, 4)), (0, 1), True),
     "pairs_outer_locals": (pairs_outer_locals, lambda: (np.c_[rng.uniform(-1, 1, 4), [
         0.5, -0.4, 0.3, -0.6]], rng.uniform(0.5, 1.5, 4)), (0, 1), False),
     "pairs_outer_sum": (pairs_outer_sum, lambda: (rng.uniform(-1, 1, (4, 2)),
@@ -338,6 +362,14 @@ def test_a_pair_loop_is_one_loop_nest():
     g(*CASES["pairs"][1]())
     code = "\n".join(line.split("#")[0] for line in g.source.splitlines())
     assert code.count("for ") == 2 and len(re.findall(r"\br2 = ", code)) == 1, code
+
+
+@pytest.mark.parametrize("case", ["pairs_outer_taped", "pairs_fixed_inner"])
+def test_a_pair_loop_tapes_nothing(case):
+    func, make, wrt, _ = CASES[case]
+    g = srcgrad.grad(func, wrt=wrt, jit=False)
+    g(*make())
+    assert "_tape_" not in g.source and "record_at" not in g.source, g.source
 
 
 def test_det_tapes_no_children():

@@ -25,8 +25,9 @@ sweep, when:
    writes elements only of local arrays; its calls of anything but pure builtins and
    helpers take only locals, the loop index and constants, and its methods are pure ones
    or of locals; its other statements are line comments and what makes and fills tapes.
-2. B's body reads tapes only as `x = _tape_x[j]` (j, the loop index) or undoes them as
-   `x = restore(_tape_x, x)`, of locals x that F records (`record_at(_tape_x, j, x)`,
+2. B's body reads tapes only as `x = _tape_x[k]` (k the loop index j, or a slot such as
+   `i * _s4 + j` in a nest, reading names neither F nor B binds) or undoes them as
+   `x = restore(_tape_x, x)`, of locals x that F records (`record_at(_tape_x, k, x)`,
    `_tape_x.append(x)`) after binding them, and reads no x after its undo; it calls no
    `.pop`, binds only adjoints and locals (recomputed: the same values), writes elements
    only of adjoints, reads the sums only for their shapes (liveness's `shape_only`),
@@ -90,7 +91,7 @@ def immediate(rev) -> int:
     for inner, outer, back, back_outer, before in list(nests(rev)):
         if _fuse(rev, inner, outer.body, back_outer.body, back, before, (outer, back_outer)):
             made += 1
-            drop_emptied(rev, back_outer)
+            drop_emptied(rev, outer, back_outer, _only_tapes)
     return made
 
 
@@ -135,8 +136,9 @@ def _fuse(rev, loop, block, back_block, back, before, nest=None) -> bool:
     if kept is None:
         return False
     sums, local, branches, definite = _forward_names(loop.body, var)
-    if sums is None or not loads | restored <= local \
-            or not recorded(loop.body, loads, restored, var):
+    if sums is None or not set(loads) | restored <= local \
+            or not recorded(loop.body, loads, restored, var) \
+            or _slot_names(back.body) & set().union(*map(stores_in, kept)):
         return False
     if nest is not None and not nest_ok(nest[0], nest[1], loop, back, sums):
         return False
@@ -156,7 +158,7 @@ def _fuse(rev, loop, block, back_block, back, before, nest=None) -> bool:
     live = live_after(func)[id(back)] if nest is None else nest_reads(func, nest[1], back)
     if bound & live - set(chain) - summed:
         return False
-    tapes = {_TAPE + x for x in loads | restored}
+    tapes = {_TAPE + x for x in set(loads) | restored}
     body = _without(loop.body, tapes)
     made = [s for s in rev.forward + ([] if block is rev.forward else block)
             if _only_tapes(s, tapes)]  # `_tape_x = []`, `_made_x = False`
@@ -184,17 +186,20 @@ def _fuse(rev, loop, block, back_block, back, before, nest=None) -> bool:
 
 
 def _loads(body, var, restored):
-    """B's body without its tape loads `x = _tape_x[var]` and its undos
+    """B's body without its tape loads `x = _tape_x[k]` and its undos
     `x = restore(_tape_x, x)` (in its `if`s too), and the names loaded; (None, None) if it
     reads a tape otherwise, pops, or reads a name after its undo (which gave it an earlier
-    iteration's value). Adds the undone names to `restored`."""
-    kept, loads = [], set()
+    iteration's value). The names loaded map to their slots k (dumped); the undone ones
+    are added to `restored`."""
+    kept, loads = [], {}
     for stmt in body:
         if reads(stmt.test if isinstance(stmt, gast.If) else stmt, False) & restored:
             return None, None
         if _tape_read(stmt, var, lambda v: isinstance(v, gast.Subscript)
-                      and is_name(v.slice, var) and isinstance(v.value, gast.Name)):
-            loads.add(stmt.targets[0].id)
+                      and isinstance(v.value, gast.Name)):
+            x, slot = stmt.targets[0].id, gast.dump(stmt.value.slice)
+            if loads.setdefault(x, slot) != slot:
+                return None, None  # one tape read at two slots
             continue
         if _tape_read(stmt, var, lambda v: is_call(v, "restore") and len(v.args) == 2
                       and isinstance(v.args[0], gast.Name)
@@ -209,7 +214,9 @@ def _loads(body, var, restored):
             if body_kept is None or else_kept is None \
                     or any(n.startswith(_TAPE) for n in reads(stmt.test, False)):
                 return None, None
-            loads |= body_loads | else_loads
+            for x, slot in [*body_loads.items(), *else_loads.items()]:
+                if loads.setdefault(x, slot) != slot:
+                    return None, None
             kept.append(gast.copy_location(gast.If(
                 test=stmt.test, body=body_kept or [gast.Pass()], orelse=else_kept), stmt))
             continue
@@ -222,6 +229,13 @@ def _loads(body, var, restored):
                 return None, None
         kept.append(stmt)
     return kept, loads
+
+
+def _slot_names(body) -> set:
+    """Names the slots of B's tape loads read (`_tape_x[i * _s4 + j]`)."""
+    return set().union(*(reads(n.slice, False) for s in body for n in gast.walk(s)
+                         if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+                         and n.value.id.startswith(_TAPE)))
 
 
 def _tape_read(stmt, var, shape) -> bool:

@@ -17,7 +17,8 @@ Soundness: during F's iterations within O's iteration i, O's locals hold iterati
 values (1), which P gave them back before B's iteration (2); the sums' adjoint passes P's
 statements unchanged (2, 3), so its value before O is its value at every B; the rest is
 immediate.py's argument for F and B. Once B has moved, P does nothing anyone reads:
-`drop_emptied` removes it when it names no tape and binds nothing read after it.
+`drop_emptied` removes it when it binds nothing read after it, and the tapes of O's
+locals it loaded when nothing else reads them.
 """
 from __future__ import annotations
 
@@ -84,15 +85,27 @@ def nest_reads(func, back_outer, back) -> set:
     return live_after(func)[id(back_outer)].union(*(reads(s, False) for s in rest))
 
 
-def drop_emptied(rev, back_outer) -> None:
-    """Remove O's mirror P once its inner loop has moved, if it names no tape and binds
-    nothing read after it (with its `# grad of:` line)."""
-    if any(isinstance(s, gast.For) for s in back_outer.body) or any(
-            isinstance(n, gast.Name) and n.id.startswith(_TAPE) for n in gast.walk(back_outer)):
+def drop_emptied(rev, outer, back_outer, only_tapes) -> None:
+    """Remove O's mirror P once its inner loop has moved, if it binds nothing read after it
+    (with its `# grad of:` line). The tapes it read (O's locals, loaded back) go too when
+    nothing else names them: `only_tapes(stmt, tapes)` tells their records and makings
+    in O's body and at the top of the forward sweep."""
+    if any(isinstance(s, gast.For) for s in back_outer.body):
         return
+    tapes = {n.id for n in gast.walk(back_outer) if isinstance(n, gast.Name)
+             and n.id.startswith(_TAPE)}
     bound = set().union(*map(stores_in, back_outer.body))
     if bound & live_after(rev.function())[id(back_outer)]:
         return
+    blocks = (outer.body, rev.forward)
+    made = [(block, s) for block in blocks for s in block if tapes and only_tapes(s, tapes)]
+    kept = {id(n) for _, s in made for n in gast.walk(s)} | {
+        id(n) for n in gast.walk(back_outer)}
+    if any(isinstance(n, gast.Name) and n.id in tapes and id(n) not in kept
+           for s in rev.forward + rev.backward for n in gast.walk(s)):
+        return
+    for block, stmt in made:
+        block.remove(stmt)
     at = next(k for k, s in enumerate(rev.backward) if s is back_outer)
     note = at > 0 and is_comment(rev.backward[at - 1])
     del rev.backward[at - note:at + 1]

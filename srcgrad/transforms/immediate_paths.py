@@ -155,15 +155,20 @@ def repeats_dropped(stmts, again) -> list:
 
 def recorded(body, loads, restored, var) -> bool:
     """Every loaded x is bound in F, each binding followed in its block by
-    `record_at(_tape_x, var, x)`; every restored x likewise by `_tape_x.append(x)`."""
-    found = set()
+    `record_at(_tape_x, k, x)`, k the slot B loads (`loads`: {x: k dumped}) reading only
+    the loop's index and names F does not bind; every restored x likewise by
+    `_tape_x.append(x)`."""
+    found, bound = set(), set().union(*map(stores_in, body)) - {var}
 
     def kept(stmt, x) -> bool:
         if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
             return False
         call, args = stmt.value, [_id(a) for a in stmt.value.args]
         if x in loads:
-            return is_call(call, "record_at") and args == ["_tape_" + x, var, x]
+            return is_call(call, "record_at") and len(args) == 3 \
+                and args[0] == "_tape_" + x and args[2] == x \
+                and gast.dump(call.args[1]) == loads[x] \
+                and not reads(call.args[1], False) & bound
         return isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
             and _id(call.func.value) == "_tape_" + x and args == [x]
 
@@ -174,7 +179,7 @@ def recorded(body, loads, restored, var) -> bool:
                     return False
                 continue
             if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-                    and stmt.targets[0].id in loads | restored):
+                    and stmt.targets[0].id in set(loads) | restored):
                 continue
             x = stmt.targets[0].id
             if not any(kept(s, x) for s in stmts[k + 1:]):
