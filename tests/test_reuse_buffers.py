@@ -74,8 +74,8 @@ def rotate(rot, pt):
 
 def observations(cams, X):
     """One loop; its scratch vectors (the centred point and, in the backward statements the
-    loop runs after each forward iteration (transforms/immediate.py), its adjoint) are
-    small vectors: buffers."""
+    loop runs after each forward iteration (transforms/immediate.py), its recomputation
+    and its adjoint) are small vectors: buffers."""
     total = 0.0
     for i in range(X.shape[0]):
         xo = X[i] - cams[i, 3:6]

@@ -10,10 +10,7 @@ the locals F binds on every path, and inside `if c:` (or its `else`) also those 
 the end of F's branch on c, which is the branch F took (c is a local, the same value).
 
 Guarantee: when both hold, at each of B's reads of a local x, x holds the value F's
-current iteration gave it (bound once on F's path, so never overwritten after). So does
-it where B binds x again to the expression F's one binding of x has (`values_made`),
-reading no adjoint: those statements (`repeats`) can go (`repeats_dropped`), unless F
-writes an element of some array, which the expression might read.
+current iteration gave it (bound once on F's path, so never overwritten after).
 """
 from __future__ import annotations
 
@@ -81,11 +78,9 @@ def bound_once(body, var, sums, skip):
     return local, branches, definite
 
 
-def reads_bound(kept, local, branches, definite, made=None) -> bool:
+def reads_bound(kept, local, branches, definite) -> bool:
     """B's body reads a local only where F's iteration has bound it (module doc);
-    `definite`: the locals F binds on every path. With `made` ({local: the value F binds
-    it to}), the ids of B's statements that bind a bound local to that same value again
-    are added to `made["again"]` (`repeats`)."""
+    `definite`: the locals F binds on every path."""
     def block(stmts, bound) -> bool:
         for stmt in stmts:
             if isinstance(stmt, gast.If):
@@ -104,53 +99,9 @@ def reads_bound(kept, local, branches, definite, made=None) -> bool:
                 return False
             if not reads(stmt, False) & local <= bound:
                 return False
-            if made is not None and _again(stmt, bound, made):
-                made["again"].add(id(stmt))
             bound |= stores_in(stmt)
         return True
     return block(kept, set(definite))
-
-
-def values_made(body, local) -> dict | None:
-    """{local: the value F binds it to} for F's locals bound by one statement, or None when
-    F writes an element of any array (a recomputation may then see other elements)."""
-    made, seen = {"again": set()}, {}
-    for stmt in (n for s in body for n in gast.walk(s) if isinstance(n, gast.Assign)):
-        target = stmt.targets[0]
-        if isinstance(target, gast.Subscript):
-            return None
-        if isinstance(target, gast.Name) and target.id in local:
-            seen[target.id] = seen.get(target.id, 0) + 1
-            made[target.id] = gast.dump(stmt.value)
-    for x, count in seen.items():
-        if count > 1:
-            del made[x]
-    return made
-
-
-def _again(stmt, bound, made) -> bool:
-    """`x = e` binds local x, bound here, to the value F bound it to: e the same
-    expression, reading no adjoint (its other names hold the same values: module doc)."""
-    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], gast.Name)):
-        return False
-    x = stmt.targets[0].id
-    return x in bound and made.get(x) == gast.dump(stmt.value) \
-        and not any(n.startswith("_adj_") for n in reads(stmt.value, False))
-
-
-def repeats_dropped(stmts, again) -> list:
-    """`stmts` without the statements whose ids are in `again` (in its `if`s too)."""
-    kept = []
-    for stmt in stmts:
-        if id(stmt) in again:
-            continue
-        if isinstance(stmt, gast.If):
-            stmt = gast.copy_location(gast.If(
-                test=stmt.test, body=repeats_dropped(stmt.body, again) or [gast.Pass()],
-                orelse=repeats_dropped(stmt.orelse, again)), stmt)
-        kept.append(stmt)
-    return kept
 
 
 def recorded(body, loads, restored, var) -> bool:
