@@ -138,7 +138,7 @@ def _fuse(rev, loop, block, back_block, back, before, nest=None) -> bool:
             or not recorded(loop.body, loads, restored, var) \
             or _slot_names(back.body) & set().union(*map(stores_in, kept)):
         return False
-    if nest is not None and not nest_ok(nest[0], nest[1], loop, back, sums):
+    if nest is not None and not nest_ok(nest[0], nest[1], loop, back, sums, _only_tapes):
         return False
     if not _backward_ok(kept, sums, local) or not reads_bound(kept, local, branches, definite):
         return False

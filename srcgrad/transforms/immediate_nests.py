@@ -46,8 +46,9 @@ def nests(rev):
                 yield inner, outer, back, back_outer, rev.backward[:k] + back_outer.body[:j]
 
 
-def nest_ok(outer, back_outer, inner, back, sums) -> bool:
-    """Conditions 1-3 of the module doc."""
+def nest_ok(outer, back_outer, inner, back, sums, only_tapes) -> bool:
+    """Conditions 1-3 of the module doc; `only_tapes(stmt, None)` tells O's tape
+    statements (records and makings)."""
     if not (is_call(outer.iter, "range") and not outer.orelse
             and isinstance(outer.target, gast.Name)):
         return False
@@ -56,7 +57,7 @@ def nest_ok(outer, back_outer, inner, back, sums) -> bool:
         return False
     mine, inside = set(), stores_in(inner)
     for stmt in outer.body[:at]:
-        if is_comment(stmt) or _tape_statement(stmt):
+        if is_comment(stmt) or only_tapes(stmt, None):
             continue
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], gast.Name)):
@@ -109,10 +110,6 @@ def drop_emptied(rev, outer, back_outer, only_tapes) -> None:
     at = next(k for k, s in enumerate(rev.backward) if s is back_outer)
     note = at > 0 and is_comment(rev.backward[at - 1])
     del rev.backward[at - note:at + 1]
-
-
-def _tape_statement(stmt) -> bool:
-    return any(isinstance(n, gast.Name) and n.id.startswith(_TAPE) for n in gast.walk(stmt))
 
 
 def _undoes(node) -> bool:
