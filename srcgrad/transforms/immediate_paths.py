@@ -23,9 +23,10 @@ from ..syntax import is_call, is_comment
 
 def bound_once(body, var, sums, skip):
     """(locals, {test name: (bound after body, bound after orelse)}, the locals bound on
-    every path) of F's body, or (None, None, None) when a local may be bound twice on a path or read before it is bound
-    on every path there, an `if` tests anything but a bound local, or a statement is
-    other than an assignment, an `if` of them, or one `skip(stmt)` accepts."""
+    every path) of F's body, or (None, None, None) when a local may be bound twice on a
+    path or read before it is bound on every path there, an `if` tests anything but a
+    bound local, or a statement is other than an assignment, an `if` of them, or one
+    `skip(stmt)` accepts."""
     names = set().union(*(stores_in(s) for s in body if not skip(s))) - sums
     branches, tests = {}, []
     local = set()
