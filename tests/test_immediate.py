@@ -270,6 +270,14 @@ def while_inside(x):
     return total
 
 
+def _pair_args(n=4):
+    return rng.uniform(-1, 1, (n, 2)), rng.uniform(0.5, 1.5, n)
+
+
+def _signed_pair_args():
+    return np.c_[rng.uniform(-1, 1, 4), [0.5, -0.4, 0.3, -0.6]], rng.uniform(0.5, 1.5, 4)
+
+
 def _ba_args():
     cams = rng.uniform(-0.3, 0.3, (4, 11))
     cams[:, 3:6] = rng.uniform(-1, 1, (4, 3))
@@ -306,20 +314,13 @@ CASES = {
     "ba": (ba_weighted, _ba_args, (0, 1, 2), True),
     "while_around": (while_around, lambda: (rng.uniform(-1, 1, 4),), 0, False),
     "while_inside": (while_inside, lambda: (rng.uniform(-1, 1, 4),), 0, False),
-    "pairs": (pairs, lambda: (rng.uniform(-1, 1, (5, 2)), rng.uniform(0.5, 1.5, 5)), (0, 1),
-              True),
-    "pairs_outer_numbers": (pairs_outer_numbers, lambda: (np.c_[rng.uniform(-1, 1, 4), [
-        0.5, -0.4, 0.3, -0.6]], rng.uniform(0.5, 1.5, 4)), (0, 1), True),
-    "pairs_outer_taped": (pairs_outer_taped, lambda: (rng.uniform(-1, 1, (4, 2)),
-                                                      rng.uniform(0.5, 1.5, 4)), (0, 1), True),
-    "pairs_fixed_inner": (pairs_fixed_inner, lambda: (rng.uniform(-1, 1, (4, 2)),
-                                                      rng.uniform(0.5, 1.5, 4)), (0, 1), True),
-    "pairs_outer_locals": (pairs_outer_locals, lambda: (np.c_[rng.uniform(-1, 1, 4), [
-        0.5, -0.4, 0.3, -0.6]], rng.uniform(0.5, 1.5, 4)), (0, 1), False),
-    "pairs_outer_sum": (pairs_outer_sum, lambda: (rng.uniform(-1, 1, (4, 2)),
-                                                  rng.uniform(0.5, 1.5, 4)), (0, 1), False),
-    "pairs_carried": (pairs_carried, lambda: (rng.uniform(-1, 1, (4, 2)),
-                                              rng.uniform(0.5, 1.5, 4)), (0, 1), False),
+    "pairs": (pairs, lambda: _pair_args(5), (0, 1), True),
+    "pairs_outer_numbers": (pairs_outer_numbers, _signed_pair_args, (0, 1), True),
+    "pairs_outer_taped": (pairs_outer_taped, _pair_args, (0, 1), True),
+    "pairs_fixed_inner": (pairs_fixed_inner, _pair_args, (0, 1), True),
+    "pairs_outer_locals": (pairs_outer_locals, _signed_pair_args, (0, 1), False),
+    "pairs_outer_sum": (pairs_outer_sum, _pair_args, (0, 1), False),
+    "pairs_carried": (pairs_carried, _pair_args, (0, 1), False),
     "stops": (stops, lambda: (np.array([0.3, -0.2, 1.5, 0.4]),), 0, False),
 }
 

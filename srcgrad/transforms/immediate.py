@@ -69,7 +69,7 @@ from ..analysis.liveness import live_after, reads
 from ..frontend.trees import stores_in
 from ..syntax import assign, is_call, is_comment, is_name
 from .immediate_adjoints import adjoint_inputs
-from .immediate_nests import drop_emptied, nest_ok, nest_reads, nests
+from .immediate_nests import drop_emptied, mentions_outside, nest_ok, nest_reads, nests
 from .immediate_paths import bound_once, element_base as _base, reads_bound, recorded
 
 _ADJ, _TAPE, _MADE = "_adj_", "_tape_", "_made_"
@@ -159,7 +159,7 @@ def _fuse(rev, loop, block, back_block, back, before, nest=None) -> bool:
     made = [s for s in rev.forward + ([] if block is rev.forward else block)
             if _only_tapes(s, tapes)]  # `_tape_x = []`, `_made_x = False`
     if any(isinstance(n, gast.Name) and n.id in tapes for s in body + kept
-           for n in gast.walk(s)) or _mentions(rev, tapes, [loop, back] + made):
+           for n in gast.walk(s)) or mentions_outside(rev, tapes, [loop, back] + made):
         return False
     loop.body = body + kept
     for stmt in made:
@@ -364,9 +364,3 @@ def _calls_ok(body, local, var) -> bool:
                 return False
     return True
 
-
-def _mentions(rev, tapes, owners) -> bool:
-    """Whether a statement outside `owners` names one of `tapes`."""
-    inside = {id(n) for owner in owners for n in gast.walk(owner)}
-    return any(isinstance(n, gast.Name) and n.id in tapes and id(n) not in inside
-               for s in rev.forward + rev.backward for n in gast.walk(s))

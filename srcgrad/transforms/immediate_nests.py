@@ -100,16 +100,20 @@ def drop_emptied(rev, outer, back_outer, only_tapes) -> None:
         return
     blocks = (outer.body, rev.forward)
     made = [(block, s) for block in blocks for s in block if tapes and only_tapes(s, tapes)]
-    kept = {id(n) for _, s in made for n in gast.walk(s)} | {
-        id(n) for n in gast.walk(back_outer)}
-    if any(isinstance(n, gast.Name) and n.id in tapes and id(n) not in kept
-           for s in rev.forward + rev.backward for n in gast.walk(s)):
+    if mentions_outside(rev, tapes, [back_outer] + [s for _, s in made]):
         return
     for block, stmt in made:
         block.remove(stmt)
     at = next(k for k, s in enumerate(rev.backward) if s is back_outer)
     note = at > 0 and is_comment(rev.backward[at - 1])
     del rev.backward[at - note:at + 1]
+
+
+def mentions_outside(rev, tapes, owners) -> bool:
+    """Whether a statement of the sweeps outside `owners` names one of `tapes`."""
+    inside = {id(n) for owner in owners for n in gast.walk(owner)}
+    return any(isinstance(n, gast.Name) and n.id in tapes and id(n) not in inside
+               for s in rev.forward + rev.backward for n in gast.walk(s))
 
 
 def _undoes(node) -> bool:
