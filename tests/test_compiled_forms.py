@@ -241,13 +241,15 @@ def test_a_swap_copies_its_adjoints():
 
 
 def test_arrays_the_loop_makes_are_recorded_after_it():
+    """Recorded after the loop, or filled in the tape's row (transforms/tape_rows.py)."""
     g = srcgrad.grad(rk_steps)
     g(rng.uniform(-1, 1, 6), 4)
     form = g.compiled_source
     taped = re.findall(r"record_at\((_tape_\w+), step, (\w+)\)", form)
-    assert len(taped) >= 2, form
-    for tape, _ in taped:  # no element stores into those tapes inside the loops
-        assert not re.search(rf"{tape}\[step, _k\] =", form), form
+    rows = re.findall(r"(\w+) = (_tape_\w+)\[step\]\n\s+same_shape\(\1, ", form)
+    assert len(taped) + len(rows) >= 2 and rows, form
+    for tape in [t for t, _ in taped] + [t for _, t in rows]:  # no element stores into
+        assert not re.search(rf"{tape}\[step, _k\] =", form), form  # tapes in the loops
 
 
 def test_tapes_are_made_before_their_loop():

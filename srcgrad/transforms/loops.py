@@ -42,9 +42,11 @@ from .elements import rewrite
 from .numbers import simplify
 from .products import outer_products
 from .contract import contract
+from .dead_stores import dead_stores
 from .copies import own_copies
 from .exit_tapes import exit_tapes
 from .hoist_tapes import hoist_tapes
+from .tape_rows import tape_rows
 from .reuse_buffers import reuse_buffers
 from .flat_views import flatten_views
 from .windows import POST, PRE, Window, view_path
@@ -93,10 +95,12 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     if not fn.loops and not changed:
         return None, kinds
     looped = K.infer(func, params, returns)  # the loops' names too (views only go)
+    dead_stores(func, roots_of(func, looped))
     flatten_views(func, looped)
     contract(func, looped, returns[0] if returns else ())
     own_copies(func, looped)
     hoist_tapes(func)
+    tape_rows(func, looped, roots_of(func, looped))
     taken = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
     reuse_buffers(func, looped, lambda base: _fresh(base, taken), fn.index_names())
     checks = []
