@@ -46,6 +46,7 @@ from .dead_stores import dead_stores
 from .copies import own_copies
 from .exit_tapes import exit_tapes
 from .hoist_tapes import hoist_tapes
+from .in_place import in_place
 from .tape_rows import tape_rows
 from .reuse_buffers import reuse_buffers
 from .flat_views import flatten_views
@@ -204,28 +205,29 @@ def _emit(window, last) -> list:
     live = {n for n in window.objects if n in fn.live[id(last)] or window.objects[n].post_reads}
     shaped = {n for n in window.objects if n in fn.shaped[id(last)]} - live
     out = _noted([i for i in window.items if i.phase == PRE])
-    bound = set()
+    bound, overwritten = set(), in_place(window, last)
     for comp in window.comps:
-        out += _loop(window, comp, live, shaped, bound)
+        out += _loop(window, comp, live, shaped, bound, overwritten)
     return out + _noted([i for i in window.items if i.phase == POST])
 
 
-def _arrays(window, comp, live):
+def _arrays(window, comp, live, overwritten=()):
     """Obj -> (name of its array, other names to bind to it after the loop), for the
-    loop's arrays whose values are read after it."""
+    loop's arrays whose values are read after it; a name in `overwritten` (in_place.py)
+    names the array it held before."""
     names = {}
     for n, obj in window.objects.items():
         if obj.comp is comp and n in live:
             names.setdefault(obj, []).append(n)
     arrays = {}
     for obj, bound in names.items():
-        direct = [n for n in bound if n not in window.external]
+        direct = [n for n in bound if n not in window.external or n in overwritten]
         array = direct[0] if direct else window.fn.fresh(f"_{bound[0]}_a")
         arrays[obj] = (array, [n for n in bound if n != array])
     return arrays
 
 
-def _loop(window, comp, live, shaped, bound) -> list:
+def _loop(window, comp, live, shaped, bound, overwritten=()) -> list:
     """The code of one component: its prologue, its loop and what it binds after."""
     fn = window.fn
     tapes = [i.tape for i in comp.items if i.tape is not None]
@@ -249,8 +251,9 @@ def _loop(window, comp, live, shaped, bound) -> list:
     code += [gast.Expr(value=call("same_shape", name(a), name(shape))) for a in checked
              if a != first]
     needed = live | (shaped if like is None else set())
-    arrays = _arrays(window, comp, needed)
-    code += [assign(array, call(_NP_EMPTY, name(shape))) for array, _ in arrays.values()]
+    arrays = _arrays(window, comp, needed, overwritten)
+    code += [assign(array, call(_NP_EMPTY, name(shape))) for array, _ in arrays.values()
+             if array not in overwritten]
     sums = [i.reduce for i in comp.items if i.reduce is not None]
     code += [assign(acc, const(0.0)) for acc, _, _ in sums]
     moved = _recorded_after(comp, arrays)
