@@ -150,6 +150,16 @@ def divides(x, d):
     return np.sum(np.where(np.isfinite(q), q, 0.0))
 
 
+def heat_steps(u0, a):
+    """A stencil of the new user's: the backward sweep adds into views of `_adj_un`, an
+    array the same window makes (`_adj_un = zeros_like(un)`)."""
+    u = u0.copy()
+    for k in range(4):
+        un = u.copy()
+        u[1:-1] = un[1:-1] + a * (un[2:] - 2.0 * un[1:-1] + un[:-2])
+    return np.sum(u * u)
+
+
 def recursive_rows(A):
     """A recursive function (its f__grad_all is fused too) slicing rows and columns."""
     n = A.shape[0]
@@ -175,6 +185,7 @@ CASES = {
     "rk_steps": (rk_steps, lambda: (rng.uniform(-1, 1, 6), 4), 0),
     "updated_after_read": (updated_after_read, lambda: (rng.uniform(-1, 1, 5),), 0),
     "damped_growth": (damped_growth, lambda: (rng.uniform(-1, 1, 6), 5), 0),
+    "heat_steps": (heat_steps, lambda: (rng.uniform(-1, 1, 9), 0.2), (0, 1)),
 }
 
 
@@ -259,3 +270,13 @@ def test_tapes_are_made_before_their_loop():
     assert "if step == 0:" not in form, form
     head = form[:form.index("\n    for step in range(s):\n")]  # the loop, not its comment
     assert re.search(r"_tape_\w+ = tape_like\(", head), form
+
+
+def test_stores_into_views_of_an_array_the_window_makes_are_loops():
+    """Such a store ends its window (transforms/windows.py) and the next runs it as a loop,
+    instead of leaving it an array statement numba runs slowly."""
+    g = srcgrad.grad(heat_steps, wrt=(0, 1))
+    g(rng.uniform(-1, 1, 9), 0.2)
+    form = g.compiled_source
+    assert not re.search(r"\n\s+_adj_un\[[^\]]*:[^\]]*\] [-+]= ", form), form  # slices
+    assert re.search(r"\n\s+_adj_un\[_k\] \+= ", form), form

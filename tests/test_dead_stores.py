@@ -55,10 +55,28 @@ def outside_range(x):
     return np.sum(z * x)
 
 
+def negative_counters(x):
+    """Counters -1 and n - 1 name one element: its adjoint must be cleared."""
+    n = x.shape[0]
+    z = np.empty(n)
+    for i in range(-1, n):
+        z[i] = x[i] * x[i]
+    return np.sum(np.sin(z))
+
+
+def negative_counter_after(x):
+    """z[4] is written before the loop whose counter -1 writes it again."""
+    z = np.empty(5)
+    z[4] = x[0] * 2.0
+    for i in range(-1, 3):
+        z[i] = x[i + 1] * x[i + 1]
+    return np.sum(np.sin(z))
+
+
 rng = np.random.default_rng(5)
 X = rng.uniform(0.2, 1.2, 6)
 CASES = [(scratch, (X, 3)), (overwritten_before, (X,)), (written_twice, (X,)),
-         (outside_range, (X,))]
+         (outside_range, (X,)), (negative_counters, (X,)), (negative_counter_after, (X,))]
 
 
 @pytest.mark.parametrize("func, args", CASES, ids=[c[0].__name__ for c in CASES])

@@ -44,13 +44,27 @@ def rk2_kept(x, s):
     return np.sum(y * y) + np.sum(np.sin(first))
 
 
+def reversed_view(x):
+    """`y + v` with `v` a reversed view of y: the update must not overwrite y's elements
+    before v reads them (the `if`s keep `v` and the update apart from other statements)."""
+    y = x * 1.5
+    v = y[::-1]
+    if x[0] > 100.0:
+        v = v * 2.0
+    y = y + v
+    if x[1] > 100.0:
+        y = y * 3.0
+    return np.sum(y * x)
+
+
 X = np.linspace(0.2, 0.9, 6)
-CASES = [rk2, rk2_kept]
+CASES = [rk2, rk2_kept, reversed_view]
 
 
 @pytest.mark.parametrize("func", CASES, ids=[c.__name__ for c in CASES])
 def test_the_form_agrees(func):
-    assert_form_agrees(func, (X, 3), 0, oracle=True)
+    args = (X,) if func is reversed_view else (X, 3)
+    assert_form_agrees(func, args, 0, oracle=True)
 
 
 def test_a_stage_adjoint_is_added_in_place():

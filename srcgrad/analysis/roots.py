@@ -6,8 +6,8 @@ one root for every array that site makes, in any iteration), `IN` (the function'
 parameters: never written by a function transforms/loops.py changes, so they share one
 root), or `UNKNOWN` (what an unknown call returns: may be anything). A view, an alias or
 a helper that may return one of its arguments (`unbroadcast(g, t)` returns g when the
-shapes agree, `restore_at(tape, k, x)` a row of the tape or x) takes the roots of what it
-may return; a list takes the roots of what is appended to it. Flow-insensitive, to a
+shapes agree, `restore_at(tape, k, x)` a row of the tape or x, `np.ravel(x)` and NumPy's
+other view-returning functions x's memory) takes the roots of what it may return; a list takes the roots of what is appended to it. Flow-insensitive, to a
 fixed point. A call of a function in `generated` (the generated functions of the same
 module) returns new arrays or views of its arguments: the call's site and the arguments'
 roots (generated code binds no global arrays). Guarantee: two names whose root sets are
@@ -26,6 +26,9 @@ _FRESH = {"snapshot", "zeros_like", "expand_to", "seed_like", "fill_like", "tape
           "matmul_lhs_grad", "matmul_rhs_grad"}
 _RETURNS_ARG = {"unbroadcast": (0,), "zeros_plus": (1,), "restore_at": (0, 2), "restore": (0, 1)}
 _NO_ARRAY = {"trip_count", "range_last", "len", "float", "int", "record_at"}
+_NP_VIEWS = {"ravel", "reshape", "transpose", "asarray", "squeeze", "expand_dims",
+             "atleast_1d", "atleast_2d", "atleast_3d", "diagonal", "swapaxes", "moveaxis",
+             "broadcast_to", "real", "imag", "flip", "fliplr", "flipud", "rot90"}
 
 
 _GENERATED = "<generated>"  # not a name: where roots keeps `generated` while it runs
@@ -91,8 +94,10 @@ def _call(node, found, kinds, site):
         for arg in node.args:
             out |= of_expr(arg, found, kinds, site)
         return out
+    if numpy and attr in _NP_VIEWS and node.args:  # may return a view of its argument
+        return {site} | of_expr(node.args[0], found, kinds, site)
     if numpy:
-        return {site}  # NumPy functions return new arrays or numbers (views: np.ravel...)
+        return {site}  # other NumPy functions return new arrays or numbers
     return {UNKNOWN}
 
 

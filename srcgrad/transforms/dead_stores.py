@@ -11,8 +11,11 @@ when one of these holds (aliases: the names `roots` may share memory with A, A i
   unknown), and no alias is live after the statement (analysis/liveness.py): nothing
   reads that memory again.
 - *the element is dead*: the statement is a statement of the body of a loop
-  `for i in range(...)` (counter not rebound in the body), its index is `i` (or a tuple
-  starting with `i`); every mention of an alias in the loop, at any depth, is A itself,
+  `for i in range(...)` (step 1 or -1, counter not rebound in the body) whose constants
+  show that the counter is never negative (an ascending range from a constant >= 0, a
+  descending one to a constant stop >= -1: distinct counters then name distinct
+  elements, which a negative one, wrapping around, would not); its index is `i` (or a
+  tuple starting with `i`); every mention of an alias in the loop, at any depth, is A itself,
   never rebound, subscripted with `i` first, and none comes after the statement in the
   body; after the loop, until no alias is live, the statements of the loop's block
   mention only A, subscripted first with a non-negative integer constant outside the
@@ -72,8 +75,9 @@ def _dead(stmt, after, loop, rest, roots, live) -> bool:
     aliases = {n for n, r in roots.items() if r & own or UNKNOWN in r}
     if not aliases & live[id(stmt)]:
         return True
-    if loop is None or not _counted(loop):
-        return False
+    bounds = _bounds(loop) if loop is not None and _counted(loop) else None
+    if bounds is None or bounds[0] is None or bounds[0] < 0:
+        return False  # (a negative counter names the element another one names)
     counter = loop.target.id
     if _first_index(stmt.targets[0]) != ("name", counter):
         return False
@@ -84,7 +88,7 @@ def _dead(stmt, after, loop, rest, roots, live) -> bool:
         return False
     if not _only_indexed(loop.body, array, aliases, lambda i: i == ("name", counter)):
         return False
-    outside = _outside(loop)
+    outside = _outside(*bounds)
     for later in rest:
         if not _only_indexed([later], array, aliases,
                              lambda i: i[0] == "const" and outside(i[1])):
@@ -110,17 +114,21 @@ def _int(node):
     return None
 
 
-def _outside(loop):
-    """A test of whether an integer is never a value of the loop's counter."""
+def _bounds(loop):
+    """(lowest, highest) value of the loop's counter that its constants show (None where
+    they do not), for a step of 1 or -1; None for another step."""
     args = loop.iter.args
     start, stop = (_int(args[0]), _int(args[1])) if len(args) > 1 else (0, _int(args[0]))
     step = _int(args[2]) if len(args) == 3 else 1
     if step == 1:  # counter in [start, stop - 1]
-        low, high = start, None if stop is None else stop - 1
-    elif step == -1:  # counter in [stop + 1, start]
-        low, high = None if stop is None else stop + 1, start
-    else:
-        return lambda c: False
+        return start, None if stop is None else stop - 1
+    if step == -1:  # counter in [stop + 1, start]
+        return None if stop is None else stop + 1, start
+    return None
+
+
+def _outside(low, high):
+    """A test of whether a non-negative integer is never a value of the counter."""
     return lambda c: c >= 0 and ((low is not None and c < low)
                                  or (high is not None and c > high))
 

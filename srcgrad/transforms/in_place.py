@@ -10,7 +10,8 @@ allocation goes (ode: three per step, about 3.5% of its gradient).
 (transforms/windows.py, ending with the statement `last`) may do so:
 - T holds float64 arrays of the loop's rank, E reads T only as an operand (never
   subscripted, sliced, or through an attribute), so the loop reads T element by element
-  at its own index and checks that T has the loop's shape;
+  at its own index and checks that T has the loop's shape, and E mentions no other name
+  that may share T's memory (`v = y[::-1]; y = y + v` would read overwritten elements);
 - T's roots (analysis/roots.py) are arrays the function made: not a parameter's, not
   unknown;
 - no other statement of the window mentions a name that may share T's memory, and none
@@ -44,7 +45,7 @@ def in_place(window, last) -> set:
                 or not own or IN in own or UNKNOWN in own or not _operand(node.value, target):
             continue
         sharing = {n for n, r in fn.roots.items() if r & own or UNKNOWN in r}
-        if (sharing - {target}) & after or any(
+        if (sharing - {target}) & after or _mentions(node.value, sharing - {target}) or any(
                 other is not item and _mentions(other.node, sharing) for other in window.items):
             continue
         found.add(target)

@@ -74,7 +74,7 @@ def _fill(block, k, kinds, roots, writes, bound, body, top):
     tape_roots, array_roots = roots.get(tape), roots.get(array)
     if not tape_roots or not array_roots or UNKNOWN in tape_roots | array_roots:
         return None
-    sharing = {n for n, r in roots.items() if r & tape_roots} - {array}
+    sharing = {n for n, r in roots.items() if r & tape_roots or UNKNOWN in r} - {array}
     between = block[j + 1:k]
     fixed = {array, tape} | names_in(index)
     for s in between:

@@ -20,6 +20,7 @@ import copy
 
 import gast
 
+from ..analysis.kinds import is_array, kind_of
 from ..analysis.roots import may_alias
 from ..syntax import is_comment, name
 from .elementwise import Access, Effects, Element, NotElementwise, dump, effects
@@ -50,12 +51,25 @@ class Window:
         if item is not None and self._place(item):
             self.taken.append(stmt)
             return True
-        if item is not None or not self.items \
+        if item is not None or not self.items or self._stores_into_own(stmt) \
                 or not isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Expr)):
             return False  # (an elementwise statement that fits no loop here starts the next)
         self._simple(stmt)
         self.taken.append(stmt)
         return True
+
+    def _stores_into_own(self, stmt) -> bool:
+        """`stmt` stores into a view of an array this window makes (`_adj_un[:-2] += g`
+        after `_adj_un = zeros_like(un)`): no loop of this window can take it, the next
+        window's can, where the array is made."""
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            else getattr(stmt, "target", None)
+        if not isinstance(target, gast.Subscript) \
+                or not is_array(kind_of(target, self.fn.kinds)):
+            return False  # (an element store, `b[0] = 5.0`, is no loop's in any window)
+        while isinstance(target, gast.Subscript):
+            target = target.value
+        return isinstance(target, gast.Name) and target.id in self.objects
 
     def _simple(self, stmt):
         eff = effects(stmt, self.fn.kinds, self.fn.roots)
