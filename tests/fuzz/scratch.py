@@ -6,7 +6,8 @@ recorded as they are made: the shapes transforms/dead_stores.py and tape_rows.py
 Each program `f(x, s)` (x 1-d, 5 to 8 elements; s steps) carries a state y through a
 loop over steps. Each step fills one or two scratch arrays z (made by `np.empty`,
 `np.zeros` or as a copy of y) by an element loop over `range(1, n)`, `range(n)`,
-`range(n - 1)` or a descending range (the slots it leaves are written before it),
+`range(n - 1)`, a descending range or `range(-1, n - 1)` (whose counters -1 and n - 1
+name one element; the slots a range leaves are written before it),
 reading `x[i]`, neighbours of y and sometimes the previous element of z; some write a
 constant slot before the loop (inside or outside the loop's range) or after it, or
 write every element again in a second loop reading the first. The step then makes stage arrays from y
@@ -33,7 +34,7 @@ from .targeted import arguments, counting, exact_failure, load
 _MAKE = ["np.empty(n)", "np.zeros(n)", "y.copy()"]
 _RANGES = [("range(1, n)", 1, "n - 1", True), ("range(n)", 0, "n - 1", True),
            ("range(n - 1)", 0, "n - 2", True), ("range(n - 1, 0, -1)", 1, "n - 1", False),
-           ("range(n - 1, -1, -1)", 0, "n - 1", False)]
+           ("range(n - 1, -1, -1)", 0, "n - 1", False), ("range(-1, n - 1)", -1, "n - 2", True)]
 
 
 _RHS = '''def rhs(x, y):
