@@ -7,14 +7,14 @@ Each program `f(x, s)` (x 1-d, 5 to 8 elements; s steps) carries a state y throu
 loop over steps. Each step fills one or two scratch arrays z (made by `np.empty`,
 `np.zeros` or as a copy of y) by an element loop over `range(1, n)`, `range(n)`,
 `range(n - 1)`, a descending range or `range(-1, n - 1)` (whose counters -1 and n - 1
-name one element; the slots a range leaves are written before it),
-reading `x[i]`, neighbours of y and sometimes the previous element of z; some write a
-constant slot before the loop (inside or outside the loop's range) or after it, or
-write every element again in a second loop reading the first. The step then makes stage arrays from y
-and z (some written at a slot after they are made, some read at shifted slots by an
-element loop, in the step or in a helper `rhs`, as ode's right-hand side reads its
-stages) and updates y through `sin`,
-`tanh` or products, so that the backward sweep reads them. It returns a sum of squares.
+name one element; the slots a range leaves are written before it), reading `x[i]`,
+neighbours of y and sometimes the previous element of z; some write a constant slot
+before the loop (inside or outside the loop's range) or after it, or write every element
+again in a second loop reading the first. The step then makes stage arrays from y and z
+(some written at a slot after they are made, some read at shifted slots by an element
+loop, in the step or in a helper `rhs`, as ode's right-hand side reads its stages) and
+updates y through `sin`, `tanh` or products, so that the backward sweep reads them. It
+returns a sum of squares.
 
 Each gradient (wrt x) must run compiled (SRCGRAD_LOOPS=strict, backend numba), equal the
 gradient of the generated function itself with compiled forms off to the last bit, and
