@@ -7,8 +7,8 @@ parameters: never written by a function transforms/loops.py changes, so they sha
 root), or `UNKNOWN` (what an unknown call returns: may be anything). A view, an alias or
 a helper that may return one of its arguments (`unbroadcast(g, t)` returns g when the
 shapes agree, `restore_at(tape, k, x)` a row of the tape or x, `np.ravel(x)` and NumPy's
-other view-returning functions x's memory) takes the roots of what it may return; a list takes the roots of what is appended to it. Flow-insensitive, to a
-fixed point. A call of a function in `generated` (the generated functions of the same
+other view-returning functions x's memory) takes the roots of what it may return; a list
+takes the roots of what is appended to it. Flow-insensitive, to a fixed point. A call of a function in `generated` (the generated functions of the same
 module) returns new arrays or views of its arguments: the call's site and the arguments'
 roots (generated code binds no global arrays). Guarantee: two names whose root sets are
 disjoint and free of `UNKNOWN` never hold views of the same memory.

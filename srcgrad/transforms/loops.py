@@ -22,7 +22,8 @@ statement conflicts with no earlier LOOP or POST one, a LOOP one with no earlier
 Each loop is emitted as: the views it reads bound to names; `_n = shape` of the first
 array it reads and `same_shape(a, _n)` of every other; tapes it records into allocated;
 `np.empty(_n)` of each array it computes that is read after it (by a POST statement or
-outside the window); then the loop, each statement as its element form, ending with those
+outside the window; none for an update `v = v + e` that in_place.py lets write into v's
+own array); then the loop, each statement as its element form, ending with those
 arrays' elements. The function starts with `guard_kind` of each parameter whose kind was
 assumed. A failed check raises ShapeGuard and the caller runs the function as it was
 (backend/fused.py). Guarantee: when no check fails, the function returns what it returned

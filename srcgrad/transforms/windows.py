@@ -11,7 +11,9 @@ A statement joins a window as
 - POST, any other simple statement (`Assign`, `AugAssign`, `Expr`) that is not
   elementwise.
 Anything else ends the window (`add` returns False): an elementwise statement that fits
-no loop of this window then starts the next one. loops.py's docstring says why the
+no loop of this window then starts the next one, and so does a store into a view of an
+array this window makes (`_adj_un[:-2] += g` after `_adj_un = zeros_like(un)`), which no
+loop here can take and the next window's can. loops.py's docstring says why the
 phases keep the function's meaning.
 """
 from __future__ import annotations
