@@ -48,12 +48,13 @@ def reversed_view(x):
     """`y + v` with `v` a reversed view of y: the update must not overwrite y's elements
     before v reads them (the `if`s keep `v` and the update apart from other statements)."""
     y = x * 1.5
-    v = y[::-1]
-    if x[0] > 100.0:
-        v = v * 2.0
-    y = y + v
-    if x[1] > 100.0:
-        y = y * 3.0
+    for step in range(2):
+        v = y[::-1]
+        if x[0] > 100.0:
+            v = v * 2.0
+        y = y + v
+        if x[1] > 100.0:
+            y = y * 3.0
     return np.sum(y * x)
 
 
