@@ -105,6 +105,17 @@ def _record_at(tape, k, x):
     if isinstance(tape, types.Array) and isinstance(x, types.Array):
         # Element by element: `tape[k] = x` would make numba compile its message for a
         # shape mismatch (str and join of tuples), about 1.4 s of a new process.
+        if x.ndim == 1 and tape.ndim == 2:
+            # A row by index: numba compiles this in a tenth of the time of the flat
+            # iteration below (0.03 s against 0.35 s in a new process).
+            def row(tape, k, x):
+                n = x.shape[0]
+                if tape.shape[1] != n:
+                    raise SrcgradError(_RESHAPED)
+                for j in range(n):
+                    tape[k, j] = x[j]
+            return row
+
         def impl(tape, k, x):
             if tape.shape[1:] != x.shape:
                 raise SrcgradError(_RESHAPED)
