@@ -44,6 +44,7 @@ from .numbers import simplify
 from .products import outer_products
 from .contract import contract
 from .dead_stores import dead_stores
+from .first_writes import first_writes
 from .copies import own_copies
 from .exit_tapes import exit_tapes
 from .hoist_tapes import hoist_tapes
@@ -104,6 +105,7 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     hoist_tapes(func)
     tape_rows(func, looped, roots_of(func, looped))
     taken = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
+    first_writes(func, looped, roots_of(func, looped), lambda base: _fresh(base, taken))
     reuse_buffers(func, looped, lambda base: _fresh(base, taken), fn.index_names())
     checks = []
     for p in func.args.args:

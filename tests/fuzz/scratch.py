@@ -1,5 +1,6 @@
 """A campaign of scratch arrays filled element by element at every step, and of arrays
-recorded as they are made: the shapes transforms/dead_stores.py and tape_rows.py rewrite.
+recorded as they are made: the shapes transforms/dead_stores.py, tape_rows.py and
+first_writes.py rewrite.
 
     python -m tests.fuzz.scratch [--programs 100] [--seed 1]
 
@@ -12,14 +13,16 @@ neighbours of y and sometimes the previous element of z; some write a constant s
 before the loop (inside or outside the loop's range) or after it, or write every element
 again in a second loop reading the first. The step then makes stage arrays from y and z
 (some written at a slot after they are made, some read at shifted slots by an element
-loop, in the step or in a helper `rhs`, as ode's right-hand side reads its stages) and
+loop, in the step or in a helper, as ode's right-hand side reads its stages: `rhs` reads
+y[i - 1], `rhs_up` y[i + 1], `rhs_skip` skips some slots) and
 updates y through `sin`, `tanh` or products, so that the backward sweep reads them. It
 returns a sum of squares.
 
 Each gradient (wrt x) must run compiled (SRCGRAD_LOOPS=strict, backend numba), equal the
 gradient of the generated function itself with compiled forms off to the last bit, and
 central differences to 1e-5 (targeted.exact_failure). The summary says how many stores
-dead_stores.py removed and how many arrays tape_rows.py filled in their tape's row.
+dead_stores.py removed, how many arrays tape_rows.py filled in their tape's row and how
+many fills first_writes.py replaced.
 """
 from __future__ import annotations
 
@@ -41,6 +44,24 @@ _RHS = '''def rhs(x, y):
     z = np.empty(x.shape[0])
     z[0] = x[0]
     for i in range(1, x.shape[0]):
+        z[i] = x[i] * y[i - 1]
+    return z
+
+
+def rhs_up(x, y):
+    n = x.shape[0]
+    z = np.empty(n)
+    z[n - 1] = x[n - 1]
+    for i in range(n - 1):
+        z[i] = x[i] * y[i + 1]
+    return z
+
+
+def rhs_skip(x, y):
+    z = np.zeros(x.shape[0])
+    for i in range(1, x.shape[0]):
+        if x[i] > 0.5:
+            continue
         z[i] = x[i] * y[i - 1]
     return z
 
@@ -106,7 +127,8 @@ def program(rng: random.Random) -> str:
                       f"            k{k}[i] = x[i] * {stage}[i - 1]"]
             stage = f"k{k}"
         elif shifted < 0.6:  # the same through a helper (inlined: its argument recorded)
-            lines.append(f"        k{k} = rhs(x, {stage} * 0.5 + y)")
+            helper = rng.choice(["rhs", "rhs_up", "rhs_skip"])
+            lines.append(f"        k{k} = {helper}(x, {stage} * 0.5 + y)")
             stage = f"k{k}"
         stages.append(stage)
     update = " + ".join(f"{rng.choice(['np.tanh', 'np.sin', ''])}({a}) * {z}" for a in stages)
@@ -120,6 +142,7 @@ def main(argv=None) -> int:
     from srcgrad.transforms import loops
 
     removed, rows = counting(loops, "dead_stores"), counting(loops, "tape_rows")
+    firsts = counting(loops, "first_writes")
     folder, rng = tempfile.mkdtemp(prefix="srcgrad-scratch-src-"), random.Random(args.seed)
     bad = 0
     for k in range(args.programs):
@@ -133,7 +156,8 @@ def main(argv=None) -> int:
             bad += 1
             print(failure)
     print(f"{args.programs} programs, {bad} failing; {removed[0]} dead stores removed, "
-          f"{rows[0]} arrays filled in their tape's row")
+          f"{rows[0]} arrays filled in their tape's row, {firsts[0]} fills replaced by "
+          "first stores")
     return 1 if bad else 0
 
 
