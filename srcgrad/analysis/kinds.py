@@ -86,6 +86,14 @@ def is_number(kind) -> bool:
     return kind is not _BOTTOM and kind[0] == "num"
 
 
+def holds_memory(kind) -> bool:
+    """Whether a value of this kind (None: not known) may hold an array; numbers and
+    tuples of numbers (shapes) do not."""
+    if kind is _BOTTOM or kind[0] == "num":
+        return kind is _BOTTOM
+    return kind[0] != "tup" or any(map(holds_memory, kind[1]))
+
+
 _RETURNS = "<returns>"  # not a name: where infer keeps its `returns` while it runs
 
 

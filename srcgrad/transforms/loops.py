@@ -45,10 +45,12 @@ from .products import outer_products
 from .contract import contract
 from .dead_stores import dead_stores
 from .first_writes import first_writes
+from .coalesce import coalesce
 from .copies import own_copies
 from .exit_tapes import exit_tapes
 from .hoist_tapes import hoist_tapes
 from .in_place import in_place
+from .next_rows import next_rows
 from .tape_rows import tape_rows
 from .reuse_buffers import reuse_buffers
 from .flat_views import flatten_views
@@ -104,6 +106,8 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     own_copies(func, looped)
     hoist_tapes(func)
     tape_rows(func, looped, roots_of(func, looped))
+    next_rows(func, looped, roots_of(func, looped))
+    coalesce(func, looped)
     taken = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
     first_writes(func, looped, roots_of(func, looped), lambda base: _fresh(base, taken))
     reuse_buffers(func, looped, lambda base: _fresh(base, taken), fn.index_names())
