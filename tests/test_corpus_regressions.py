@@ -43,6 +43,8 @@ central finite differences and, where it can trace the function, autograd
 - The index of a write back is read: `y[y < 0.25] = ...` in a loop (y a
   parameter not differentiated) put every element back through the last
   iteration's mask.
+- A state starting as an int (or float32) array and updated into float64 was
+  recorded on a tape of its first dtype, which truncated (rounded) later states.
 """
 
 import numpy as np
@@ -679,6 +681,25 @@ def _vec(*values):
     return np.array(values, dtype=float)
 
 
+def int_state_becomes_float(x, s):
+    """Found by a review (2026-12-07): a state starting as `np.arange(n)` holds floats from
+    its first update on; its tape took int64 from the first state and truncated the
+    later ones (numba refuses the changing type, so it ran as Python): every row but the
+    first was wrong."""
+    y = np.arange(x.shape[0])
+    for step in range(s):
+        y = y + 0.2 * np.sin(y) * x
+    return np.sum(y * y)
+
+
+def float32_state_becomes_float64(x, s):
+    """The same with a float32 state: its tape rounded the float64 ones."""
+    y = np.zeros(x.shape[0], dtype=np.float32) + 0.5
+    for step in range(s):
+        y = y + 0.2 * np.sin(y) * x
+    return np.sum(y * y)
+
+
 def mask_write_in_loop(x, y):
     """Found by the fuzzer (seed 33): the mask of `y[y < 0.25] = ...` in a loop (y a
     parameter not differentiated, written in place) was read by the write back only,
@@ -784,3 +805,22 @@ def test_mask_write_in_loop(jit):
     got = srcgrad.grad(mask_write_in_loop, wrt=0, jit=jit)(x, y_given)
     np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(got, 1.0 - y, rtol=1e-12)  # d/dx of sum(x - x * y)
+
+
+def test_a_float32_state_that_becomes_float64():
+    """As Python only: numba types `float32 array + 0.5` as float64 where NumPy 2 keeps
+    float32, so its state is float64 from the start and its gradient differs from
+    NumPy's in float32's last bits (numba's promotion, not the tape)."""
+    check_gradient(float32_state_becomes_float64, (_vec(0.2, 0.5, 0.9), 3), jit=False)
+
+
+def test_an_int_state_that_becomes_float():
+    """numba cannot type a name holding int64 then float64 arrays: with jit it says so
+    and runs as Python, with the same gradient."""
+    import srcgrad
+    from gradcheck import assert_close, numerical_grad
+    func, args = int_state_becomes_float, (_vec(0.2, 0.34, 0.48, 0.62, 0.76, 0.9), 3)
+    check_gradient(func, args, jit=False)
+    with pytest.warns(srcgrad.SrcgradWarning, match="could not compile"):
+        got = srcgrad.grad(func)(*args)
+    assert_close(got, numerical_grad(func, args, 0), rtol=1e-5, atol=1e-7)

@@ -155,3 +155,10 @@ def test_a_parameter_is_never_taken():
     coalesce(func, K.infer(func, {"a0": ("arr", 1, "f"), "n": K.I}))
     assert any(isinstance(n, gast.Call) and getattr(n.func, "attr", "") == "empty"
                for n in gast.walk(func))
+
+
+@pytest.mark.parametrize("alias", ["np.ascontiguousarray(a)", "np.array(a, copy=False)",
+                                   "np.split(a, 1)[0]"])
+def test_a_view_made_by_numpy_keeps_the_copy(alias):
+    """Found by a review: these may return a's own memory (analysis/roots.py)."""
+    assert "np.empty" in _coalesced(f"    v = {alias}", after="    d = v[0]")

@@ -6,12 +6,14 @@ one root for every array that site makes, in any iteration), `IN` (the function'
 parameters: never written by a function transforms/loops.py changes, so they share one
 root), or `UNKNOWN` (what an unknown call returns: may be anything). A view, an alias or
 a helper that may return one of its arguments (`unbroadcast(g, t)` returns g when the
-shapes agree, `restore_at(tape, k, x)` a row of the tape or x, `np.ravel(x)` and NumPy's
-other view-returning functions x's memory) takes the roots of what it may return; a list
-takes the roots of what is appended to it. Flow-insensitive, to a fixed point. A call of a function in `generated` (the generated functions of the same
-module) returns new arrays or views of its arguments: the call's site and the arguments'
-roots (generated code binds no global arrays). Guarantee: two names whose root sets are
-disjoint and free of `UNKNOWN` never hold views of the same memory.
+shapes agree, `restore_at(tape, k, x)` a row of the tape or x; `np.ravel(x)`,
+`np.split(x, k)`, `np.array(x, copy=False)` and NumPy's other functions that may return
+views, x's memory) takes the roots of what it may return; a list takes the roots of
+what is appended to it. Flow-insensitive, to a fixed point. A call of a function in
+`generated` (the generated functions of the same module) returns new arrays or views of
+its arguments: the call's site and the arguments' roots (generated code binds no global
+arrays). Guarantee: two names whose root sets are disjoint and free of `UNKNOWN` never
+hold views of the same memory.
 """
 from __future__ import annotations
 
@@ -28,7 +30,10 @@ _RETURNS_ARG = {"unbroadcast": (0,), "zeros_plus": (1,), "restore_at": (0, 2), "
 _NO_ARRAY = {"trip_count", "range_last", "len", "float", "int", "record_at"}
 _NP_VIEWS = {"ravel", "reshape", "transpose", "asarray", "squeeze", "expand_dims",
              "atleast_1d", "atleast_2d", "atleast_3d", "diagonal", "swapaxes", "moveaxis",
-             "broadcast_to", "real", "imag", "flip", "fliplr", "flipud", "rot90"}
+             "broadcast_to", "real", "imag", "flip", "fliplr", "flipud", "rot90",
+             "ascontiguousarray", "asfortranarray", "asanyarray", "require", "diag",
+             "split", "array_split", "hsplit", "vsplit", "dsplit", "broadcast_arrays",
+             "matrix_transpose", "permute_dims"}
 
 
 _GENERATED = "<generated>"  # not a name: where roots keeps `generated` while it runs
@@ -87,14 +92,15 @@ def _call(node, found, kinds, site):
             if k < len(node.args):
                 out |= of_expr(node.args[k], found, kinds, site)
         return out
-    if attr in _FRESH and (numpy or isinstance(func, gast.Name) or attr == "copy"):
+    if attr in _FRESH and (numpy or isinstance(func, gast.Name) or attr == "copy") \
+            and not (attr == "array" and node.keywords):  # np.array(a, copy=False): a's
         return {site}
     if isinstance(func, gast.Name) and attr in found.get(_GENERATED, ()):
         out = {site}
         for arg in node.args:
             out |= of_expr(arg, found, kinds, site)
         return out
-    if numpy and attr in _NP_VIEWS and node.args:  # may return a view of its argument
+    if numpy and (attr in _NP_VIEWS or attr == "array") and node.args:  # may share arg 0
         return {site} | of_expr(node.args[0], found, kinds, site)
     if numpy:
         return {site}  # other NumPy functions return new arrays or numbers

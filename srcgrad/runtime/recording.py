@@ -44,9 +44,12 @@ def _restore_at(tape, k, x):
 # --- tape_array: a preallocated tape of n values like x (a loop with a known trip count) -
 
 def tape_array(x, n):
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
         return np.empty((n,) + x.shape, dtype=x.dtype)
-    return np.empty(n, dtype=object)  # Python numbers keep their type (an int may become float)
+    # Python numbers keep their type (an int may become float); so do arrays of other
+    # dtypes, each row an array of its own: a state that starts as `np.arange(n)` holds
+    # floats from its first update on, which an int64 tape would truncate.
+    return np.empty(n, dtype=object)
 
 
 @overload(tape_array)
@@ -74,7 +77,7 @@ def _new_tape(dtype):
 
 def tape_like(x, n):
     if isinstance(x, np.ndarray):
-        return np.empty((n,) + x.shape, dtype=x.dtype)
+        return tape_array(x, n)
     return [x] * n  # numbers keep their type; tuples and the like are held as they are
 
 
@@ -95,6 +98,9 @@ _RESHAPED = ("srcgrad cannot differentiate this loop: a value it records changes
 
 
 def record_at(tape, k, x):
+    if isinstance(tape, np.ndarray) and tape.dtype == object:  # rows of their own (above)
+        tape[k] = np.array(x, copy=True) if isinstance(x, np.ndarray) else x
+        return
     if isinstance(tape, np.ndarray) and tape.shape[1:] != np.shape(x):
         raise SrcgradError(_RESHAPED)
     tape[k] = x
