@@ -80,7 +80,8 @@ def stopped(x, s):
 
 X = np.linspace(0.2, 0.9, 6)
 CASES = [(euler, (X, 4)), (euler, (X, 1)), (euler, (X, 0)), (rk2, (X, 3)),
-         (written_in_place, (X, 3)), (kept, (X, 3)), (kept_written, (X, 3)), (stopped, (X, 5)), (stopped, (X * 4, 5))]
+         (written_in_place, (X, 3)), (kept, (X, 3)), (kept_written, (X, 3)),
+         (stopped, (X, 5)), (stopped, (X * 4, 5))]
 
 
 @pytest.mark.parametrize("func, args", CASES,

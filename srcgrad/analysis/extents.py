@@ -30,18 +30,29 @@ from . import kinds as K
 
 def bounded_range(args):
     """The extent E (a fact's value) such that `range(*args)` takes only 0 <= v < E:
-    range(E), range(c, E) with a constant c >= 0 (step 1), range(E - 1, c, -1) with a
-    constant c >= -1; else None."""
+    range(E), range(c, E) with a constant c >= 0 or `max(e, c)` (step 1), range(E - 1, c,
+    -1) with a constant c >= -1, range(min(e, E)); else None."""
     if len(args) == 1:
-        return extent_of(args[0])
+        return extent_of(args[0]) or next(
+            (extent_of(a) for a in _builtin_args(args[0], "min") if extent_of(a)), None)
     first, step = args[0], int_value(args[2]) if len(args) == 3 else 1
     start, stop = int_value(first), int_value(args[1])
-    if step == 1 and start is not None and start >= 0:
+    floors = [int_value(a) for a in _builtin_args(first, "max")]
+    if step == 1 and (start is not None and start >= 0
+                      or any(c is not None and c >= 0 for c in floors)):
         return extent_of(args[1])
     if step == -1 and stop is not None and stop >= -1 and isinstance(first, gast.BinOp) \
             and isinstance(first.op, gast.Sub) and int_value(first.right) == 1:
         return extent_of(first.left)
     return None
+
+
+def _builtin_args(node, func: str) -> list:
+    """The two arguments of `func(a, b)` (the builtin min or max), else []."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+            and node.func.id == func and len(node.args) == 2 and not node.keywords:
+        return list(node.args)
+    return []
 
 
 def int_value(node):

@@ -23,7 +23,8 @@ in a `while` test, a `for` target, a lambda or comprehension, or after a short c
 the first rule that applies:
 
 1. Proof. It is v, or c + v, for the variable v of an enclosing `for v in range(E)`
-   (or `range(c0, E)`, `range(E - 1, c0, -1)`), where facts of the block before that
+   (or `range(c0, E)`, `range(max(e, c0), E)`, `range(min(e, E))`, `range(E - 1, c0,
+   -1)`, c0 a constant >= 0, >= -1 in the last), where facts of the block before that
    loop (analysis/extents.py: `S = A.shape`, `same_shape(A, S)`, `np.empty(S)`, ...)
    make E A's extent p (c = 0), or max(0, A.shape[p] - c) for c >= 0 (flat_views.py's
    slices: `A[1 + _k, slice_at(j, A.shape[1]) + _j]`), and the loop's body rebinds none

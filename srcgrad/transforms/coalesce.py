@@ -23,11 +23,11 @@ Soundness rule. In one block: `N = A.shape`, with nothing binding N or A after i
 else in the function; A and B float arrays of rank 1 (analysis/kinds.py) whose roots
 (analysis/roots.py) are neither a parameter's (the form never writes those) nor unknown.
 Let Z be the names that may share A's or B's memory (A and B included; names of
-numbers and shapes hold none). W is the first
-statement after the loop, in the block, that mentions a name of Z other than A (other
-than as `name.shape`); there is such a statement, no statement between the loop and W
-writes memory of Z's roots or of unknown roots (at any depth), and no name of Z but B
-is live before W (analysis/liveness.py; reading a shape is not a read: B has A's). Then up to W, B and A hold the same values
+numbers and shapes hold none). W is the first statement after the loop, in the block,
+that mentions a name of Z other than A (other than as `name.shape`); there is such a
+statement, no statement between the loop and W writes memory of Z's roots or of unknown
+roots (at any depth), and no name of Z but B is live before W (analysis/liveness.py;
+reading a shape is not a read: B has A's). Then up to W, B and A hold the same values
 (nothing writes either), and from W on nothing reads A's memory through any name but B:
 B may be that memory. Guarantee: every value read is the same; B shares A's array.
 """

@@ -238,19 +238,14 @@ def _plus(node, c: int):
 
 
 def _clears(array, index, lo: int, high1, fresh) -> list:
-    """`Z[:lo]` and `Z[max(hi + 1, 0):]` cleared, element by element (each range's ends
-    bound to names first: transforms/bounds.py then checks them before the loop)."""
-    out = []
-    extent = gast.Subscript(value=gast.Attribute(value=name(array), attr="shape",
-                                                 ctx=gast.Load()),
-                            slice=const(0), ctx=gast.Load())
+    """`Z[:lo]` and `Z[max(hi + 1, 0):]` cleared, element by element, over ranges that
+    transforms/bounds.py proves within Z's extent (analysis/extents.bounded_range)."""
+    shape = fresh("_nz")
+    extent = gast.Subscript(value=name(shape), slice=const(0), ctx=gast.Load())
+    out = [assign(shape, gast.Attribute(value=name(array), attr="shape", ctx=gast.Load()))]
     if lo > 0:
-        head = fresh("_head")
-        out += [assign(head, call("min", const(lo), extent)),
-                _zero_loop(array, index, [name(head)])]
-    rest = fresh("_rest")
-    out += [assign(rest, call("max", high1, const(0))),
-            _zero_loop(array, index, [name(rest), extent])]
+        out.append(_zero_loop(array, index, [call("min", const(lo), extent)]))
+    out.append(_zero_loop(array, index, [call("max", high1, const(0)), extent]))
     return out
 
 
