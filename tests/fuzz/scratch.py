@@ -1,6 +1,6 @@
 """A campaign of scratch arrays filled element by element at every step, and of arrays
-recorded as they are made: the shapes transforms/dead_stores.py, tape_rows.py and
-first_writes.py rewrite.
+recorded as they are made: the shapes transforms/dead_stores.py, tape_rows.py,
+first_writes.py, next_rows.py and coalesce.py rewrite.
 
     python -m tests.fuzz.scratch [--programs 100] [--seed 1]
 
@@ -21,8 +21,9 @@ returns a sum of squares.
 Each gradient (wrt x) must run compiled (SRCGRAD_LOOPS=strict, backend numba), equal the
 gradient of the generated function itself with compiled forms off to the last bit, and
 central differences to 1e-5 (targeted.exact_failure). The summary says how many stores
-dead_stores.py removed, how many arrays tape_rows.py filled in their tape's row and how
-many fills first_writes.py replaced.
+dead_stores.py removed, how many arrays tape_rows.py filled in their tape's row, how
+many fills first_writes.py replaced, how many states next_rows.py made in their tape's
+next row and how many copies coalesce.py took out.
 """
 from __future__ import annotations
 
@@ -142,7 +143,8 @@ def main(argv=None) -> int:
     from srcgrad.transforms import loops
 
     removed, rows = counting(loops, "dead_stores"), counting(loops, "tape_rows")
-    firsts = counting(loops, "first_writes")
+    firsts, nexts = counting(loops, "first_writes"), counting(loops, "next_rows")
+    coalesced = counting(loops, "coalesce")
     folder, rng = tempfile.mkdtemp(prefix="srcgrad-scratch-src-"), random.Random(args.seed)
     bad = 0
     for k in range(args.programs):
@@ -157,7 +159,8 @@ def main(argv=None) -> int:
             print(failure)
     print(f"{args.programs} programs, {bad} failing; {removed[0]} dead stores removed, "
           f"{rows[0]} arrays filled in their tape's row, {firsts[0]} fills replaced by "
-          "first stores")
+          f"first stores, {nexts[0]} states made in their tape's next row, {coalesced[0]} "
+          "copies coalesced")
     return 1 if bad else 0
 
 
