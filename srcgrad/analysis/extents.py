@@ -11,6 +11,7 @@ A fact is a tuple:
 `learn(stmt, facts, kinds)` gives the facts a statement adds: `S = A.shape`,
 `S = (A.shape[k], max(0, A.shape[k] - c), slice_at(x, A.shape[k]), ...)`, `n = S[d]`,
 `n = A.shape[k]`, `same_shape(A, S)`, `same_shape((...), S)` of such a tuple,
+`same_shape(A, (n, ...))` of int names,
 `A = np.empty/zeros/ones(S or n)`, `index_in(A.shape[k], e)`. A fact holds until a name it reads is bound again:
 `without(facts, names)` drops those (the caller passes what a statement binds,
 `frontend.trees.assigned`). `bounded_range(args)` is the extent E a `range(*args)` stays below, if its
@@ -159,6 +160,10 @@ def learn(stmt, facts: set, kinds: dict) -> set:
             if isinstance(first, gast.Name) and first.id != second.id:
                 return shaped(first.id, second.id)
             return _elements(first, second.id)
+        if value.func.id == "same_shape" and isinstance(second, gast.Tuple) \
+                and isinstance(first, gast.Name):  # same_shape(A, (n,)): A.shape[0] == n
+            return {("dim", first.id, p, ("name", e.id)) for p, e in enumerate(second.elts)
+                    if isinstance(e, gast.Name) and e.id != first.id and kinds.get(e.id) == K.I}
         if value.func.id == "index_in" and known(second) is not None:
             elements = shape_elements(gast.Tuple(elts=[first], ctx=gast.Load()))
             return {("in", a, k, known(second)) for a, k in elements or []}

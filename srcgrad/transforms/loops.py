@@ -48,6 +48,7 @@ from .first_writes import first_writes
 from .coalesce import coalesce
 from .copies import own_copies
 from .exit_tapes import exit_tapes
+from .hoist_buffers import hoist_buffers
 from .hoist_tapes import hoist_tapes
 from .in_place import in_place
 from .next_rows import next_rows
@@ -111,6 +112,7 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     taken = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
     first_writes(func, looped, roots_of(func, looped), lambda base: _fresh(base, taken))
     reuse_buffers(func, looped, lambda base: _fresh(base, taken), fn.index_names())
+    hoist_buffers(func, looped, lambda base: _fresh(base, taken))
     checks = []
     for p in func.args.args:
         kind = kinds.get(p.id, K.TOP)

@@ -43,7 +43,9 @@ iteration of a single loop is otherwise most often a large one (ode's RK stages,
 stencil's state), where a buffer measured slower than np.empty: LLVM knows a fresh
 allocation is memory nothing else points to, and vectorizes the element loops without
 runtime overlap checks (ode 1.7x -> 3.6-4.1x its primal with every single-loop array a
-buffer; bench/README.md). Which arrays get a buffer changes only speed, never a value.
+buffer; bench/README.md). Those get a buffer made before their loop instead, where their
+shape can be computed there (transforms/hoist_buffers.py, which runs after this pass).
+Which arrays get a buffer changes only speed, never a value.
 """
 from __future__ import annotations
 
