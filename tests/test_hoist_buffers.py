@@ -44,8 +44,34 @@ def never_runs(x, m):
     return total
 
 
+def never_runs_huge(x, n, m):
+    """Found by a review: a loop of no iterations whose array would take 128 TB; a
+    buffer made before it raised MemoryError where the function returns."""
+    total = np.sum(x * x)
+    for i in range(m):
+        z = np.zeros(n * n)
+        for j in range(x.shape[0]):
+            z[j] += x[j] * 2.0 + i
+        total = total + np.sum(np.sin(z))
+    return total
+
+
+def in_branch(x, s, flag):
+    """Found by a review: the loop sits in an `if`; n, bound before it, serves."""
+    n = x.shape[0]
+    y = x * 1.0
+    if flag > 0:
+        for step in range(s):
+            z = np.empty(n)
+            for j in range(n):
+                z[j] = np.cos(y[j]) * x[j]
+            y = y + 0.1 * z
+    return np.sum(y * y)
+
+
 X = np.linspace(0.2, 0.9, 6)
-CASES = [(rk2, (X, 3)), (growing, (X,)), (never_runs, (X, 0))]
+CASES = [(rk2, (X, 3)), (growing, (X,)), (never_runs, (X, 0)),
+         (never_runs_huge, (X, 4 * 10 ** 6, 0)), (in_branch, (X, 3, 1))]
 
 
 @pytest.mark.parametrize("func, args", CASES, ids=[c[0].__name__ for c in CASES])
@@ -65,4 +91,13 @@ def test_an_array_of_the_counters_length_is_made_afresh():
 
 
 def test_a_negative_extent_of_a_loop_that_never_runs_is_clamped():
-    assert "np.empty(max(" in form_code(never_runs, 0, (X, 0))
+    assert "np.empty((max(" in form_code(never_runs, 0, (X, 0))
+
+
+def test_a_loop_in_a_branch_gets_buffers_from_names_bound_before_it():
+    assert "_buf_z = np.empty(" in form_code(in_branch, 0, (X, 3, 1))
+
+
+def test_a_loop_that_never_runs_makes_empty_buffers():
+    code = form_code(never_runs_huge, 0, (X, 4 * 10 ** 6, 0))
+    assert "if _runs else (0,)" in code

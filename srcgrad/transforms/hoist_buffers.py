@@ -10,30 +10,33 @@ the array's data pointer out of the element loops). `hoist_buffers(func, kinds, 
 makes such a buffer before the loop instead:
 
     _h_n = x.shape[0]              # the statements S is computed by, renamed
-    _buf_V = np.empty(_h_n)
+    _runs = trip_count(0, s, 1) > 0
+    _buf_V = np.empty((max(_h_n, 0),) if _runs else (0,))
     for step in range(s):
         ...
         V = _buf_V                 # was: V = np.empty(n)
         same_shape(V, (n,))
 
 Rule. `V = np.empty(S)` or `np.zeros(S)` is a statement of the body of a `for` loop L
-(not inside another statement of it), V is a float64 array that is not a parameter and
+over a range of arguments without calls (evaluated once more before L), V is a float64
+array that is not a parameter and
 whose every mention passes reuse_buffers.py's test (no second reference to an
 iteration's array can outlive the iteration; copies `W = V` dead when the statement
 runs), and S is *computable before L*: a name, constant, tuple or `+ - *` of those,
 `A.shape` or `T[c]` (c a constant, T a name of tuple kind), whose names are parameters or
-are bound once in the function outside L before it, or bound once in L, by a statement of
-its body before V's, to an expression computable before L. Those statements are copied
-before L under fresh names (pure: they read shapes and numbers and cannot change
-anything).
+are bound once in the function, by a statement of its body before the one holding L (and
+not rebound in that statement outside L), or bound once in L, by a statement of its body
+before V's, to an expression computable before L. Those statements are copied before L
+under fresh names (pure: they read shapes and numbers and cannot change anything).
 
 Soundness: each iteration gets the same memory, which nothing reads from an earlier
 iteration any more (reuse_buffers.py's argument: np.empty's contents are unspecified,
 np.zeros's are zeroed again by `fill`); `same_shape` raises ShapeGuard, and the generated
 function runs instead (backend/fused.py), if the buffer's shape is not the S of this
-iteration (the buffer's int extents are clamped at 0, so a loop that never runs, whose
-extent may be negative, makes an empty one instead of raising). Guarantee: every value
-computed is the same.
+iteration. A loop that never runs makes an empty buffer, and the extents are clamped at
+0: such a loop's extents may be negative or huge, and its own np.empty never ran (found by
+a review: `np.zeros(n * n)` in a loop of no iterations raised MemoryError before it).
+Guarantee: every value computed is the same.
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ from collections import Counter, defaultdict
 import gast
 
 from ..analysis import kinds as K
+from ..analysis.extents import range3
 from ..analysis.liveness import live_after
 from ..syntax import assign, call, const, dotted, method, name
 from .reuse_buffers import _allocator, _copies
@@ -95,11 +99,19 @@ def _loop(loop, func, kinds, fresh, parents, mentions, params, stores, top, stat
     """The statements to put before `loop`, having rewritten its allocations."""
     bound_in = Counter(n.id for n in gast.walk(loop)
                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
-    at = next((k for k, s in enumerate(func.body) if s is loop), None)
-    top = {n for n, where in top.items() if at is not None and where < at}
-    earlier = {s.targets[0].id for s in func.body[:at or 0] if isinstance(s, gast.Assign)
-               and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)}
-    before, renamed = [], {}
+    if not all(isinstance(n, _PURE_NODES) for a in loop.iter.args for n in gast.walk(a)):
+        return []  # its range is evaluated again before it (below): no calls
+    # The statement of the function's body holding the loop; names bound at the top of
+    # the function before it, and not rebound in it outside the loop, are bound (with the
+    # same values) when the loop starts.
+    at = next(k for k, s in enumerate(func.body) if any(n is loop for n in gast.walk(s)))
+    inside = {id(n) for n in gast.walk(loop)}
+    unstable = {n.id for n in gast.walk(func.body[at]) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Store) and id(n) not in inside}
+    top = {n for n, where in top.items() if where < at} - unstable
+    earlier = {s.targets[0].id for s in func.body[:at] if isinstance(s, gast.Assign)
+               and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)} - unstable
+    before, renamed, runs = [], {}, None
     k = 0
     while k < len(loop.body):
         stmt = loop.body[k]
@@ -121,10 +133,9 @@ def _loop(loop, func, kinds, fresh, parents, mentions, params, stores, top, stat
                 k += 1
                 continue
         shape = stmt.value.args[0]
-        scope = _Scope(loop, k, kinds, params, bound_in, top if at is not None else {},
-                       earlier if at is not None else set())
+        scope = _Scope(loop, k, kinds, params - unstable, bound_in, top, earlier)
         chain = _chain(shape, scope, k, set())
-        if chain is None:
+        if chain is None or _clamped(shape, shape, kinds) is None:
             k += 1
             continue
         for s in chain:  # the statements S is computed by, once each, renamed
@@ -133,9 +144,16 @@ def _loop(loop, func, kinds, fresh, parents, mentions, params, stores, top, stat
                 renamed[target] = fresh(f"_h{target}" if target.startswith("_") else
                                         f"_h_{target}")
                 before.append(assign(renamed[target], _renamed(s.value, renamed)))
+        if runs is None:  # a loop that never runs makes empty buffers (huge extents)
+            runs = fresh("_runs")
+            before.append(assign(runs, gast.Compare(
+                left=call("trip_count", *[copy.deepcopy(a) for a in range3(loop.iter.args)]),
+                ops=[gast.Gt()], comparators=[const(0)])))
         buf = fresh(f"_buf_{var}")
-        before.append(assign(buf, call(dotted("np.empty"),
-                                       _clamped(shape, _renamed(shape, renamed), kinds))))
+        extents = gast.IfExp(test=name(runs),
+                             body=_clamped(shape, _renamed(shape, renamed), kinds),
+                             orelse=gast.Tuple(elts=[const(0)] * kind[1], ctx=gast.Load()))
+        before.append(assign(buf, call(dotted("np.empty"), extents)))
         earlier.add(buf)  # bound before the loop: a later allocation's shape may read it
         wanted = gast.Tuple(elts=[shape], ctx=gast.Load()) \
             if K.kind_of(shape, kinds) == K.I else shape
@@ -149,6 +167,8 @@ def _loop(loop, func, kinds, fresh, parents, mentions, params, stores, top, stat
 
 
 _PURE_OPS = (gast.Add, gast.Sub, gast.Mult)
+_PURE_NODES = (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Attribute,
+               gast.Subscript, gast.Tuple, gast.operator, gast.unaryop, gast.expr_context)
 
 
 class _Scope:
@@ -211,20 +231,23 @@ def _chain(node, scope, k, seen, shaped=False):
 
 
 def _clamped(shape, hoisted, kinds):
-    """`hoisted` (shape, renamed) with each int extent e as max(e, 0): a loop that never
-    runs may have a negative one, which np.empty refuses (its own np.empty never ran)."""
+    """`hoisted` (shape, renamed) as a tuple with each extent e as max(e, 0) (a loop that
+    never runs may have a negative one, which np.empty refuses); None if shape's kind is
+    not an int or a tuple of them."""
     if isinstance(shape, gast.Tuple):
-        return gast.Tuple(elts=[_clamped(a, b, kinds) for a, b in zip(shape.elts, hoisted.elts)],
-                          ctx=gast.Load())
+        parts = [_clamped(a, b, kinds) for a, b in zip(shape.elts, hoisted.elts)]
+        if any(p is None for p in parts):
+            return None
+        return gast.Tuple(elts=[e for p in parts for e in p.elts], ctx=gast.Load())
     kind = K.kind_of(shape, kinds)
     if kind == K.I or isinstance(shape, gast.Constant):
-        return call("max", hoisted, const(0))
+        return gast.Tuple(elts=[call("max", hoisted, const(0))], ctx=gast.Load())
     if kind is not None and kind[0] == "tup":  # each element (A.shape's are never < 0)
         return gast.Tuple(elts=[call("max", gast.Subscript(value=copy.deepcopy(hoisted),
                                                            slice=const(p), ctx=gast.Load()),
                                      const(0)) for p in range(len(kind[1]))],
                           ctx=gast.Load())
-    return hoisted
+    return None
 
 
 def _all(parts):

@@ -198,7 +198,9 @@ def _harmless(node, parents, ndim: int, kinds) -> bool:
     parent = parents.get(id(node))
     if isinstance(parent, gast.Subscript) and parent.value is node:
         index = parent.slice.elts if isinstance(parent.slice, gast.Tuple) else [parent.slice]
-        return len(index) == ndim and not any(isinstance(i, gast.Slice) for i in index)
+        return len(index) == ndim and not any(  # `V[...]`, `V[None]`: views
+            isinstance(i, gast.Slice) or isinstance(i, gast.Constant)
+            and (i.value is None or i.value is Ellipsis) for i in index)
     if isinstance(parent, gast.Attribute) and parent.value is node:
         if parent.attr in _ATTRIBUTES:
             return True
