@@ -138,22 +138,9 @@ def _loop(loop, func, kinds, fresh, parents, mentions, params, stores, top, stat
         if chain is None or _clamped(shape, shape, kinds) is None:
             k += 1
             continue
-        for s in chain:  # the statements S is computed by, once each, renamed
-            target = s.targets[0].id
-            if target not in renamed:
-                renamed[target] = fresh(f"_h{target}" if target.startswith("_") else
-                                        f"_h_{target}")
-                before.append(assign(renamed[target], _renamed(s.value, renamed)))
         if runs is None:  # a loop that never runs makes empty buffers (huge extents)
             runs = fresh("_runs")
-            before.append(assign(runs, gast.Compare(
-                left=call("trip_count", *[copy.deepcopy(a) for a in range3(loop.iter.args)]),
-                ops=[gast.Gt()], comparators=[const(0)])))
-        buf = fresh(f"_buf_{var}")
-        extents = gast.IfExp(test=name(runs),
-                             body=_clamped(shape, _renamed(shape, renamed), kinds),
-                             orelse=gast.Tuple(elts=[const(0)] * kind[1], ctx=gast.Load()))
-        before.append(assign(buf, call(dotted("np.empty"), extents)))
+        buf = _emit(stmt, chain, kind[1], runs, before, renamed, kinds, fresh, loop)
         earlier.add(buf)  # bound before the loop: a later allocation's shape may read it
         wanted = gast.Tuple(elts=[shape], ctx=gast.Load()) \
             if K.kind_of(shape, kinds) == K.I else shape
@@ -164,6 +151,27 @@ def _loop(loop, func, kinds, fresh, parents, mentions, params, stores, top, stat
         state["made"] += 1
         k += len(new)
     return before
+
+
+def _emit(stmt, chain, rank, runs, before, renamed, kinds, fresh, loop) -> str:
+    """Append to `before` what makes the buffer of `stmt`'s array (the statements of its
+    shape's chain not emitted yet, renamed; `runs`, first time; the buffer): its name."""
+    for s in chain:  # the statements S is computed by, once each, renamed
+        target = s.targets[0].id
+        if target not in renamed:
+            renamed[target] = fresh(f"_h{target}" if target.startswith("_") else
+                                    f"_h_{target}")
+            before.append(assign(renamed[target], _renamed(s.value, renamed)))
+    if not any(isinstance(b, gast.Assign) and b.targets[0].id == runs for b in before):
+        before.append(assign(runs, gast.Compare(
+            left=call("trip_count", *[copy.deepcopy(a) for a in range3(loop.iter.args)]),
+            ops=[gast.Gt()], comparators=[const(0)])))
+    shape = stmt.value.args[0]
+    buf = fresh(f"_buf_{stmt.targets[0].id}")
+    extents = gast.IfExp(test=name(runs), body=_clamped(shape, _renamed(shape, renamed), kinds),
+                         orelse=gast.Tuple(elts=[const(0)] * rank, ctx=gast.Load()))
+    before.append(assign(buf, call(dotted("np.empty"), extents)))
+    return buf
 
 
 _PURE_OPS = (gast.Add, gast.Sub, gast.Mult)
