@@ -10,16 +10,7 @@ import numpy as np
 import pytest
 
 from gradcheck import assert_form_agrees, form_code, gradient_without_forms
-
-
-def _from_below(x, y):
-    """ode's right-hand side: element i reads y[i - 1]."""
-    n = x.shape[0]
-    z = np.empty(n)
-    z[0] = x[0]
-    for i in range(1, n):
-        z[i] = x[i] * y[i - 1]
-    return z
+from test_compiled_forms import _shifted  # ode's right-hand side: element i reads y[i - 1]
 
 
 def _from_above(x, y):
@@ -64,7 +55,7 @@ def _skipping(x, y):
 def below(x, s):
     y = np.zeros(x.shape[0]) + 0.3
     for step in range(s):
-        k = _from_below(x, 0.5 * y + 0.1)
+        k = _shifted(x, 0.5 * y + 0.1)
         y = y + 0.1 * np.sin(k)
     return np.sum(y * y)
 
@@ -106,7 +97,7 @@ def signed_zero(x, s):
     zero gives +0.0."""
     y = np.zeros(x.shape[0]) + 0.3
     for step in range(s):
-        k = _from_below(x, 0.5 * y + 0.1)
+        k = _shifted(x, 0.5 * y + 0.1)
         y = y + k
     return np.sum(y)
 
@@ -130,7 +121,7 @@ def test_the_form_agrees_to_the_bit(func, args):
 def test_a_shifted_reads_adjoint_is_stored_not_cleared_then_added():
     code = form_code(below, 0, (X, 3))
     assert "+ 0.0" in code and "max(" in code
-    assert "index_in(_adj_y___from_below1.shape[0], _k)" not in code  # bounds.py proves it
+    assert "index_in(_adj_y___shifted1.shape[0], _k)" not in code  # bounds.py proves it
 
 
 def test_slots_from_one_clear_the_first_element_too():

@@ -16,7 +16,8 @@ A fact is a tuple:
 `without(facts, names)` drops those (the caller passes what a statement binds,
 `frontend.trees.assigned`). `bounded_range(args)` is the extent E a `range(*args)` stays below, if its
 form shows one. Shapes never change, so a fact about A holds while A names the same array.
-Also the small pieces of expression and loop reading bounds.py uses: `range3`, `plus`
+Also the small pieces of expression and loop reading bounds.py uses: `is_range`,
+`range3`, `plus`
 (a sum with its constants folded), `sums` (an index read as v + c),
 `leaves_only_at_end`.
 """
@@ -46,6 +47,12 @@ def bounded_range(args):
             and isinstance(first.op, gast.Sub) and int_value(first.right) == 1:
         return extent_of(first.left)
     return None
+
+
+def is_range(it) -> bool:
+    """Whether `it` is a call `range(...)` of one to three arguments, no keywords."""
+    return isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
+        and it.func.id == "range" and 1 <= len(it.args) <= 3 and not it.keywords
 
 
 def _builtin_args(node, func: str) -> list:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gast
 
+from ..analysis.extents import int_value
 from ..analysis.liveness import live_after
 from ..analysis.roots import IN, UNKNOWN
 from ..syntax import is_comment
@@ -106,21 +107,12 @@ def _counted(loop) -> bool:
         and 1 <= len(it.args) <= 3 and not it.keywords and not loop.orelse
 
 
-def _int(node):
-    if isinstance(node, gast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-        inner = _int(node.operand)
-        return None if inner is None else -inner
-    return None
-
-
 def _bounds(loop):
     """(lowest, highest) value of the loop's counter that its constants show (None where
     they do not), for a step of 1 or -1; None for another step."""
     args = loop.iter.args
-    start, stop = (_int(args[0]), _int(args[1])) if len(args) > 1 else (0, _int(args[0]))
-    step = _int(args[2]) if len(args) == 3 else 1
+    start, stop = (int_value(args[0]), int_value(args[1])) if len(args) > 1 else (0, int_value(args[0]))
+    step = int_value(args[2]) if len(args) == 3 else 1
     if step == 1:  # counter in [start, stop - 1]
         return start, None if stop is None else stop - 1
     if step == -1:  # counter in [stop + 1, start]
@@ -140,7 +132,7 @@ def _first_index(target):
         index = index.elts[0]
     if isinstance(index, gast.Name):
         return ("name", index.id)
-    value = _int(index)
+    value = int_value(index)
     return None if value is None else ("const", value)
 
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 import gast
 
 from ..analysis import kinds as K
+from ..analysis.extents import int_value, is_range
 from ..analysis.roots import IN, UNKNOWN
 from ..syntax import assign, binop, blocks, call, const, dotted_name, is_comment, name
 
@@ -85,11 +86,11 @@ def _fill(block, k, kinds, roots, counts):
     """(Z, its aliases) if block[k] is the fill F of an array made just before it."""
     loop = block[k]
     if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
-            and not loop.orelse and _is_range(loop.iter) and len(loop.iter.args) == 1):
+            and not loop.orelse and is_range(loop.iter) and len(loop.iter.args) == 1):
         return None
     extent = loop.iter.args[0]
     if not (isinstance(extent, gast.Subscript) and isinstance(extent.value, gast.Name)
-            and _int(extent.slice) == 0):
+            and int_value(extent.slice) == 0):
         return None
     body = [s for s in loop.body if not is_comment(s)]
     if not body or not _zero_store(body, loop.target.id, counts):
@@ -154,7 +155,7 @@ def _first_loop(block, k, array, aliases):
 
 def _accumulating(loop, array, aliases):
     if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
-            and not loop.orelse and _is_range(loop.iter)):
+            and not loop.orelse and is_range(loop.iter)):
         return None
     counter = loop.target.id
     bounds = _range(loop.iter)
@@ -204,11 +205,11 @@ def _range(it):
     args = it.args
     if len(args) == 1:
         return 0, args[0]
-    step = _int(args[2]) if len(args) == 3 else 1
-    if step == 1 and _int(args[0]) is not None:
-        return _int(args[0]), args[1]
-    if step == -1 and _int(args[1]) is not None:
-        return _int(args[1]) + 1, _plus(args[0], 1)
+    step = int_value(args[2]) if len(args) == 3 else 1
+    if step == 1 and int_value(args[0]) is not None:
+        return int_value(args[0]), args[1]
+    if step == -1 and int_value(args[1]) is not None:
+        return int_value(args[1]) + 1, _plus(args[0], 1)
     return None
 
 
@@ -218,19 +219,19 @@ def _offset(node, counter):
         return 0
     if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub)):
         left, right = node.left, node.right
-        if isinstance(left, gast.Name) and left.id == counter and _int(right) is not None:
-            return _int(right) if isinstance(node.op, gast.Add) else -_int(right)
+        if isinstance(left, gast.Name) and left.id == counter and int_value(right) is not None:
+            return int_value(right) if isinstance(node.op, gast.Add) else -int_value(right)
         if isinstance(node.op, gast.Add) and isinstance(right, gast.Name) \
-                and right.id == counter and _int(left) is not None:
-            return _int(left)
+                and right.id == counter and int_value(left) is not None:
+            return int_value(left)
     return None
 
 
 def _plus(node, c: int):
     """`node + c`, folded into node's own constant term if it has one."""
     if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub)) \
-            and _int(node.right) is not None:
-        c += _int(node.right) if isinstance(node.op, gast.Add) else -_int(node.right)
+            and int_value(node.right) is not None:
+        c += int_value(node.right) if isinstance(node.op, gast.Add) else -int_value(node.right)
         node = node.left
     if c == 0:
         return node
@@ -253,20 +254,6 @@ def _zero_loop(array, index, args):
     store = gast.Subscript(value=name(array), slice=name(index), ctx=gast.Store())
     return gast.For(target=name(index, store=True), iter=call("range", *args),
                     body=[assign(store, const(0.0))], orelse=[], type_comment=None)
-
-
-def _is_range(it) -> bool:
-    return isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
-        and it.func.id == "range" and 1 <= len(it.args) <= 3 and not it.keywords
-
-
-def _int(node):
-    if isinstance(node, gast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-        inner = _int(node.operand)
-        return None if inner is None else -inner
-    return None
 
 
 def _mentions(stmt, names, shapes_ok=True) -> bool:

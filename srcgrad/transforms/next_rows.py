@@ -60,6 +60,7 @@ from __future__ import annotations
 import gast
 
 from ..analysis import kinds as K
+from ..analysis.extents import int_value, is_range
 from ..analysis.roots import UNKNOWN, roots as roots_of
 from ..syntax import assign, binop, call, const, is_call, name
 from .tape_rows import _bindings, _makes, _shapes_fit, _writes
@@ -100,13 +101,10 @@ def next_rows(func: gast.FunctionDef, kinds: dict, roots: dict) -> int:
 
 def _counted_from_zero(loop) -> bool:
     if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
-            and not loop.orelse and isinstance(loop.iter, gast.Call)
-            and isinstance(loop.iter.func, gast.Name) and loop.iter.func.id == "range"
-            and not loop.iter.keywords):
+            and not loop.orelse and is_range(loop.iter)):
         return False
     args = loop.iter.args
-    return len(args) == 1 or (len(args) == 2 and isinstance(args[0], gast.Constant)
-                              and args[0].value == 0 and type(args[0].value) is int)
+    return len(args) == 1 or (len(args) == 2 and int_value(args[0]) == 0)
 
 
 def _carried(loop, top, func, kinds, roots, writes, bound):
