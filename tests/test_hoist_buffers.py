@@ -70,11 +70,12 @@ def in_branch(x, s, flag):
 
 
 X = np.linspace(0.2, 0.9, 6)
-CASES = [(rk2, (X, 3)), (growing, (X,)), (never_runs, (X, 0)),
+CASES = [(rk2, (X, 3)), (rk2, (X, 0)), (growing, (X,)), (never_runs, (X, 0)),
          (never_runs_huge, (X, 4 * 10 ** 6, 0)), (in_branch, (X, 3, 1))]
 
 
-@pytest.mark.parametrize("func, args", CASES, ids=[c[0].__name__ for c in CASES])
+@pytest.mark.parametrize("func, args", CASES,
+                         ids=[f"{c[0].__name__}-{len(c[1])}-{c[1][-1]}" for c in CASES])
 def test_the_form_agrees_to_the_bit(func, args):
     assert_form_agrees(func, args, 0, exact=True, oracle=True)
 
@@ -84,6 +85,15 @@ def test_stage_arrays_and_adjoints_get_buffers_before_the_loop():
     assert "    _buf_z___shifted2 = np.empty(" in code
     assert "    _buf__adj_k1 = np.empty(" in code
     assert "if _buf_" not in code  # not checked at every iteration (reuse_buffers.py)
+
+
+def test_the_adjoint_of_a_tape_row_gets_a_buffer_of_the_rows_shape():
+    """k2's argument is a row of its tape, `y = T[step]`; its adjoint's shape, `y.shape`,
+    is read from the tape before the loop (T may have no rows: `T[0]` is not read)."""
+    code = form_code(rk2, 0, (X, 3))
+    assert "= _tape_y___shifted2.shape[1:]" in code
+    assert "        _adj_y___shifted2 = _buf__adj_y___shifted2" in code
+    assert "OWN_BOUNDS = ()" not in code  # kinds read `T.shape[1:]` as a tuple of ints
 
 
 def test_an_array_of_the_counters_length_is_made_afresh():

@@ -220,6 +220,10 @@ def _subscript(node, env):
         if isinstance(index, gast.Constant) and isinstance(index.value, int) \
                 and -len(base[1]) <= index.value < len(base[1]):
             return base[1][index.value]
+        if isinstance(index, gast.Slice) and index.step is None and all(
+                b is None or isinstance(b, gast.Constant) and type(b.value) is int
+                for b in (index.lower, index.upper)):  # shape[1:]: a row's shape
+            return ("tup", base[1][slice(*[b and b.value for b in (index.lower, index.upper)])])
         return TOP
     if base[0] == "list":
         at = kind_of(index, env)

@@ -218,6 +218,10 @@ def _chain(node, scope, k, seen, shaped=False):
                            shaped and isinstance(value, gast.Name))
         if inner is not None:
             return inner + [scope.loop.body[p]]
+        if p is not None and node.id not in seen:
+            row = _row_shape(node.id, scope.loop.body[p].value, scope, p, seen)
+            if row is not None:
+                return row
         if shaped and (node.id in scope.params or node.id in scope.earlier):
             return []
         return None
@@ -256,6 +260,32 @@ def _clamped(shape, hoisted, kinds):
                                      const(0)) for p in range(len(kind[1]))],
                           ctx=gast.Load())
     return None
+
+
+def _row_shape(target: str, value, scope, p, seen):
+    """`target = R.shape` in the loop, where R is bound once in it, before, to a row
+    `T[i]` of an array T computable before the loop: the chain of T and a statement made
+    for the copy only, `target = T.shape[1:]` (T may have no rows before the loop, so
+    `T[0]` cannot be read there)."""
+    if not (isinstance(value, gast.Attribute) and value.attr == "shape"
+            and isinstance(value.value, gast.Name)):
+        return None
+    q = scope.binding(value.value.id, p)
+    row = scope.loop.body[q].value if q is not None else None
+    if not (isinstance(row, gast.Subscript) and isinstance(row.value, gast.Name)
+            and K.kind_of(row.slice, scope.kinds) == K.I):
+        return None
+    tape = scope.kinds.get(row.value.id) or K.TOP
+    if not (K.is_array(tape) and tape[1] >= 2):
+        return None
+    inner = _chain(row.value, scope, q, seen | {target, value.value.id}, shaped=True)
+    if inner is None:
+        return None
+    rows = gast.Subscript(value=gast.Attribute(value=name(row.value.id), attr="shape",
+                                               ctx=gast.Load()),
+                          slice=gast.Slice(lower=const(1), upper=None, step=None),
+                          ctx=gast.Load())
+    return inner + [assign(target, rows)]
 
 
 def _all(parts):

@@ -156,10 +156,16 @@ _PURE_METHODS = {"copy", "reshape", "ravel", "astype", "transpose", "sum", "max"
 def _without_pure_methods(stmt):
     """`stmt` with each `x.copy()` (and other methods that write nothing) read as `x`,
     for its writes only: elementwise.effects takes any method call for an unknown one."""
+    if not any(_pure_method(node) for node in gast.walk(stmt)):
+        return stmt  # nothing to strip: no copy needed (effects only reads it)
+
     class Strip(gast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
-            if isinstance(node.func, gast.Attribute) and node.func.attr in _PURE_METHODS:
-                return node.func.value
-            return node
+            return node.func.value if _pure_method(node) else node
     return Strip().visit(copy.deepcopy(stmt))
+
+
+def _pure_method(node) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+        and node.func.attr in _PURE_METHODS
