@@ -248,7 +248,9 @@ def test_a_swap_copies_its_adjoints():
     g = srcgrad.grad(swapped_buffers, wrt=(0, 1))
     g(rng.uniform(-1, 1, 7), 0.2)
     form = g.compiled_source
-    assert "zeros_plus(" not in form and "same_shape(_adj" in form and ".copy()" in form, form
+    # copies.py's `same_shape` before each copy is implied: both buffers are copies of u0,
+    # swapped by name (transforms/implied_checks.py drops it)
+    assert "zeros_plus(" not in form and ".copy()" in form, form
 
 
 def test_arrays_the_loop_makes_are_recorded_after_it():
@@ -257,7 +259,8 @@ def test_arrays_the_loop_makes_are_recorded_after_it():
     g(rng.uniform(-1, 1, 6), 4)
     form = g.compiled_source
     taped = re.findall(r"record_at\((_tape_\w+), step, (\w+)\)", form)
-    rows = re.findall(r"(\w+) = (_tape_\w+)\[step\]\n\s+same_shape\(\1, ", form)
+    forward = form[:form.index("# backward sweep")]  # (its row's same_shape may be implied)
+    rows = re.findall(r"(\w+) = (_tape_\w+)\[step\]\n", forward)
     assert len(taped) + len(rows) >= 2 and rows, form
     for tape in [t for t, _ in taped] + [t for _, t in rows]:  # no element stores into
         assert not re.search(rf"{tape}\[step, _k\] =", form), form  # tapes in the loops

@@ -25,6 +25,7 @@ from ..analysis import kinds as K
 from ..config import __version__
 from ..syntax import comment
 from ..transforms.bounds import own_bounds
+from ..transforms.implied_checks import implied_checks
 from ..transforms.loops import calls, fuse_loops
 from ..runtime import __all__ as RUNTIME_NAMES, ShapeGuard
 from . import cache
@@ -79,8 +80,10 @@ def form_source(source: str, line_map: dict, function: str, kinds: dict, describ
         tree_, env = fuse_loops(funcs[name], params, returns)
         if tree_ is not None:
             fused.append(tree_)
-            if own_bounds(tree_, K.infer(tree_, params, returns)):
+            looped = K.infer(tree_, params, returns)
+            if own_bounds(tree_, looped):
                 unchecked.add(name)
+            implied_checks(tree_, looped)
         for callee, args in calls(funcs[name], env, set(funcs)):
             arguments = [a.id for a in funcs[callee].args.args]
             if len(args) == len(arguments):

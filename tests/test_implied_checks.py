@@ -1,0 +1,216 @@
+"""Checks of the compiled form that what is known at their place implies are dropped
+(transforms/implied_checks.py), and no other.
+
+The rule is read on small functions written as compiled forms are (its decisions are the
+checks left in the text); the end-to-end cases run forms whose checks were dropped and
+compare their gradients with the generated function's to the bit (gradcheck)."""
+import textwrap
+
+import gast
+import numpy as np
+import pytest
+
+from gradcheck import assert_form_agrees, form_code
+from srcgrad.analysis import kinds as K
+from srcgrad.transforms.implied_checks import implied_checks
+from test_hoist_buffers import rk2
+
+A1 = ("arr", 1, "f")
+
+
+def _left(source: str, **params) -> list:
+    """The check statements left in the function `source` after the pass."""
+    func = gast.parse(textwrap.dedent(source)).body[0]
+    implied_checks(func, K.infer(func, params))
+    text = gast.unparse(func) if hasattr(gast, "unparse") else None
+    if text is None:
+        import ast
+        text = ast.unparse(gast.gast_to_ast(func))
+    return [line.strip() for line in text.splitlines()
+            if line.strip().startswith(("same_shape(", "index_in("))]
+
+
+def test_a_check_repeated_through_an_alias_and_a_new_array_goes():
+    left = _left("""
+        def f(x, y):
+            n = x.shape
+            same_shape(y, n)
+            z = np.empty(n)
+            w = y
+            same_shape(w, z.shape)
+            same_shape(z, (x.shape[0],))
+            return w
+        """, x=A1, y=A1)
+    assert left == ["same_shape(y, n)"]
+
+
+def test_a_rebinding_between_keeps_the_check():
+    left = _left("""
+        def f(x, y, m):
+            n = x.shape
+            same_shape(y, n)
+            y = np.empty(m)
+            same_shape(y, n)
+            return y
+        """, x=A1, y=A1, m=K.I)
+    assert left == ["same_shape(y, n)", "same_shape(y, n)"]
+
+
+def test_what_one_arm_of_an_if_checked_does_not_hold_after_it():
+    left = _left("""
+        def f(x, y, c):
+            if c > 0:
+                same_shape(y, x.shape)
+                index_in(x.shape[0], 3)
+            same_shape(y, x.shape)
+            index_in(y.shape[0], 3)
+            return y
+        """, x=A1, y=A1, c=K.I)
+    assert left == ["same_shape(y, x.shape)", "index_in(x.shape[0], 3)",
+                    "same_shape(y, x.shape)", "index_in(y.shape[0], 3)"]
+
+
+def test_both_arms_of_an_if_and_an_arm_that_leaves():
+    left = _left("""
+        def f(x, y, c):
+            if c > 0:
+                same_shape(y, x.shape)
+            else:
+                raise ValueError()
+            same_shape(x, y.shape)
+            return y
+        """, x=A1, y=A1, c=K.I)
+    assert left == ["same_shape(y, x.shape)"]
+
+
+def test_a_loop_keeps_what_its_body_preserves():
+    """The state `y` keeps x's shape through the loop: the check in the body goes; `t`
+    is rebound to an array of another length: its check stays."""
+    left = _left("""
+        def f(x, s, m):
+            y = np.zeros(x.shape[0])
+            t = np.zeros(x.shape[0])
+            for step in range(s):
+                same_shape(y, x.shape)
+                same_shape(t, x.shape)
+                k = np.empty(y.shape)
+                y = k
+                t = np.empty(m)
+            return y
+        """, x=A1, s=K.I, m=K.I)
+    assert left == ["same_shape(t, x.shape)"]
+
+
+def test_a_value_first_bound_in_the_loop_is_known_after_it():
+    """`z`, bound only in the loop, has x's shape wherever it is bound (vacuously before
+    the loop): the second loop's check goes."""
+    left = _left("""
+        def f(x, s):
+            for step in range(s):
+                z = np.empty(x.shape)
+            for step in range(s):
+                same_shape(z, x.shape)
+            return x
+        """, x=A1, s=K.I)
+    assert left == []
+
+
+def test_facts_of_values_first_bound_in_the_loop_do_not_join_values_before_it():
+    """Found while building the pass: `z` is checked against x and then against y in the
+    loop, so at the end of the body x and y have one extent; before the loop they need
+    not, and `z` is unbound there. The check of y against x at the head stays, and so
+    does the index that only z's check implied at the end of the body (index 0 of an
+    empty x); z's own index check goes, implied by x's just before it."""
+    left = _left("""
+        def f(x, y, s):
+            for step in range(s):
+                same_shape(y, x.shape)
+                index_in(x.shape[0], 0)
+                z = np.empty(x.shape)
+                index_in(z.shape[0], 0)
+                same_shape(z, y.shape)
+            return x
+        """, x=A1, y=A1, s=K.I)
+    assert left == ["same_shape(y, x.shape)", "index_in(x.shape[0], 0)"]
+
+
+def test_a_loop_with_break_keeps_only_what_its_body_does_not_bind():
+    left = _left("""
+        def f(x, y, s, m):
+            same_shape(y, x.shape)
+            for step in range(s):
+                same_shape(y, x.shape)
+                if step > m:
+                    break
+                y = np.empty(m)
+            return y
+        """, x=A1, y=A1, s=K.I, m=K.I)
+    assert left == ["same_shape(y, x.shape)", "same_shape(y, x.shape)"]
+
+
+def test_extents_of_tape_rows_and_a_shape_of_another_length():
+    left = _left("""
+        def f(x, s):
+            T = tape_like(x, trip_count(0, s, 1))
+            U = tape_like(x, trip_count(0, s, 1))
+            index_in(T.shape[0], s - 1)
+            index_in(U.shape[0], s - 1)
+            r = T[s - 1]
+            same_shape(r, x.shape)
+            same_shape(r, (x.shape[0], 1))
+            return r
+        """, x=A1, s=K.I)
+    assert left == ["index_in(T.shape[0], s - 1)", "same_shape(r, (x.shape[0], 1))"]
+
+
+def test_an_if_left_empty_by_its_checks_goes():
+    left = _left("""
+        def f(x, y, n):
+            index_in(x.shape[0], n - 1)
+            same_shape(y, x.shape)
+            if 0 < n:
+                index_in(y.shape[0], n - 1)
+            return y
+        """, x=A1, y=A1, n=K.I)
+    assert left == ["index_in(x.shape[0], n - 1)", "same_shape(y, x.shape)"]
+
+
+def test_ode_steps_drop_the_checks_of_their_stages_and_state():
+    """rk2's step: the state, the second stage's argument (a row of its tape) and the
+    stages have x's shape by construction. Left: the buffers made before the loops
+    (their shape is only known through their check) and k1, read back from a tape made
+    in the loop's first iteration (what holds there is lost where that `if` ends)."""
+    code = form_code(rk2, 0, (np.linspace(0.2, 0.9, 6), 3))
+    assert "same_shape(y," not in code and "same_shape(y___shifted2" not in code
+    assert "same_shape(k2" not in code and "same_shape(z___shifted2, (_t15,))" in code
+
+
+X = np.linspace(0.2, 0.9, 6)
+
+
+def stages(x, s):
+    """Carried state, stages first bound in the loop, their adjoints: checks dropped."""
+    y = np.zeros(x.shape[0]) + 0.3
+    for step in range(s):
+        k1 = np.sin(y) * x
+        k2 = np.cos(y + 0.5 * k1) * x
+        y = y + 0.1 * (k1 + k2)
+    return np.sum(y * y)
+
+
+def swap(x, s):
+    """Two buffers swapped by name each step."""
+    u = x.copy()
+    v = x * 0.5
+    for step in range(s):
+        for i in range(1, x.shape[0] - 1):
+            v[i] = u[i] + 0.2 * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u, v = v, u
+    return np.sum(u * u)
+
+
+@pytest.mark.parametrize("func, args", [(stages, (X, 4)), (stages, (X, 0)), (swap, (X, 3)),
+                                        (rk2, (X, 3))],
+                         ids=["stages", "stages-0", "swap", "rk2"])
+def test_the_form_agrees_to_the_bit(func, args):
+    assert_form_agrees(func, args, 0, exact=True, oracle=True)
