@@ -134,6 +134,36 @@ def test_facts_of_values_first_bound_in_the_loop_do_not_join_values_before_it():
     assert left == ["same_shape(y, x.shape)", "index_in(x.shape[0], 0)"]
 
 
+def test_a_tape_made_in_the_first_iteration_keeps_its_rows_shape():
+    """`T`, made at i == 0, is unbound before the loop: through the `if` of the later
+    iterations it keeps what its first made it (x is never rebound)."""
+    left = _left("""
+        def f(x, s):
+            for i in range(s):
+                if i == 0:
+                    T = tape_like(x, trip_count(0, s, 1))
+                r = T[i]
+                same_shape(r, x.shape)
+            return x
+        """, x=A1, s=K.I)
+    assert left == []
+
+
+def test_a_tape_of_a_value_that_changes_shape_keeps_the_check():
+    left = _left("""
+        def f(x, s, m):
+            v = x
+            for i in range(s):
+                if i == 0:
+                    T = tape_like(v, trip_count(0, s, 1))
+                r = T[i]
+                same_shape(r, v.shape)
+                v = np.empty(m)
+            return x
+        """, x=A1, s=K.I, m=K.I)
+    assert left == ["same_shape(r, v.shape)"]
+
+
 def test_a_loop_with_break_keeps_only_what_its_body_does_not_bind():
     left = _left("""
         def f(x, y, s, m):

@@ -23,15 +23,19 @@ only if its value does not read the name. `same_shape(X, S)` is implied when X a
 the same number of extents, known from the kinds, and the facts equate each pair;
 `index_in(E, i)` when a checked pair equals (E, i) term by term.
 
-Flow: statements in order. After an `if`, what both arms imply (an arm that ends in
-`return` or `raise` implies anything). A `for` or `while` loop's head holds what holds
-before the loop and at the end of its body, computed to a fixed point from what holds
-before it; a term one of whose names is *surely unbound* before the loop (bound only in the
-loop and after it, in the text, and in no enclosing loop) holds vacuously on the entry
-edge, so the end of the body's fact about it is kept (joined to the largest part of its
-class that also holds before the loop). A loop with `break` or `continue` of its own keeps
-at its head only the facts about names its body does not bind. `try`, `with`, nested
-functions and `:=`: nothing is dropped.
+Flow: statements in order. A name no path has bound yet (every name but the parameters
+at the start; *unbound* below) holds vacuously whatever is said of it. Where paths join
+(after an `if`, an arm that ends in `return` or `raise` implies anything; a loop's head)
+the facts kept are those both paths imply, and a term with a name unbound on one path
+takes the other path's facts, joined to one part of its class there that both paths
+agree on (two such facts must not equate values of the first path: an extent of an
+array bound only in the loop, equal to x's and to y's at the end of the body, says
+nothing of x and y before it). A loop's head holds what holds before the loop and at the
+end of its body, to a fixed point from what holds before it; a tape made in the loop's
+first iteration, `if i == 0: T = tape_like(V, n)`, keeps its facts through the `if` of
+the later iterations. A loop with `break` or `continue` of its own keeps at its head
+only the facts about names its body does not bind. `try`, `with`, nested functions and
+`:=`: nothing is dropped.
 
 Guarantee: a dropped check would have passed wherever it runs (its condition is equal,
 term by term, to conditions checked or established before it on every path), so the form
@@ -61,10 +65,11 @@ class _Facts:
 
     def __init__(self):
         self.cls, self.members, self.by_name, self.checked = {}, {}, {}, set()
+        self.top = set()  # the names no path to here has bound
 
     def copy(self):
         new = _Facts()
-        new.cls, new.checked = dict(self.cls), set(self.checked)
+        new.cls, new.checked, new.top = dict(self.cls), set(self.checked), set(self.top)
         new.members = {c: set(m) for c, m in self.members.items()}
         new.by_name = {n: set(m) for n, m in self.by_name.items()}
         return new
@@ -89,6 +94,7 @@ class _Facts:
             self.members[ca].add(t)
 
     def forget(self, names):
+        self.top.difference_update(names)
         for n in names:
             for t in self.by_name.pop(n, ()):
                 c = self.cls.pop(t, None)
@@ -110,33 +116,32 @@ def _names(term) -> frozenset:
         if term[0] in ("dim", "el", "name") else frozenset()
 
 
-def meet(a, b, vacuous=frozenset()):
-    """What holds on both paths (None: a path that never arrives). Terms mentioning a
-    `vacuous` name hold on `a`'s path vacuously (module doc)."""
+def meet(a, b):
+    """What holds on both paths (None: a path that never arrives; module doc)."""
     if a is None or b is None:
         other = b if a is None else a
         return other.copy() if other is not None else None
     out = _Facts()
+    out.top = a.top & b.top
     groups = {}
     for t in set(a.cls) & set(b.cls):
         groups.setdefault((a.cls[t], b.cls[t]), []).append(t)
     for terms in groups.values():
         for t in terms[1:]:
             out.union(terms[0], t)
-    for members in b.members.values():  # terms that only b's path gives a value
-        extra = [t for t in members if _names(t) & vacuous]
-        if not extra:
-            continue
-        parts = {}  # the other members, by their class on a's path (alone if a lacks them)
-        for t in members:
-            if t not in extra:
-                parts.setdefault(a.find(t), []).append(t)
-        anchor = min(parts.values(), key=lambda p: (-len(p), repr(sorted(map(repr, p)))))[0] \
-            if parts else extra[0]
-        for t in extra:
-            out.union(anchor, t)
-    # Checked pairs are kept only where both paths imply them: a vacuous one joined with
-    # a vacuous equality would say something of the entry path's own values.
+    for x, y in ((a, b), (b, a)):  # terms unbound on x's path take y's facts
+        for members in y.members.values():
+            extra = [t for t in members if _names(t) & x.top]
+            parts = {}  # the others, by their class on x's path (alone if x lacks them)
+            for t in members:
+                if not _names(t) & x.top:
+                    parts.setdefault(x.find(t), []).append(t)
+            anchor = min(parts.values(), key=lambda p: (-len(p), sorted(map(repr, p))))[0] \
+                if parts else extra and extra[0]
+            for t in extra:
+                out.union(anchor, t)
+    # Checked pairs are kept only where both paths imply them: an unbound one joined with
+    # an unbound equality would say something of the other path's own values.
     out.checked = {p for p in a.checked if _implied_pair(b, p)} | \
         {p for p in b.checked if _implied_pair(a, p)}
     return out
@@ -153,17 +158,17 @@ def implied_checks(func: gast.FunctionDef, kinds: dict) -> int:
                           gast.AsyncFunctionDef)) or isinstance(n, gast.FunctionDef)
            and n is not func for n in gast.walk(func)):
         return 0
-    walker = _Walker(func, kinds)
-    walker.block(func.body, _Facts(), drop=True)
+    walker, facts = _Walker(kinds), _Facts()
+    facts.top = _stores(func.body) - {a.id for a in func.args.args}
+    walker.block(func.body, facts, drop=True)
     return walker.dropped
 
 
 class _Walker:
     """The facts through `func`'s statements (module doc), dropping implied checks."""
 
-    def __init__(self, func, kinds):
+    def __init__(self, kinds):
         self.kinds, self.dropped = kinds, 0
-        self.unbound = _surely_unbound(func, {a.id for a in func.args.args})
 
     def block(self, stmts, facts, drop):
         kept = []
@@ -212,7 +217,7 @@ class _Walker:
             head.forget(target)
             for _ in range(8):
                 end = self.block(stmt.body, head.copy(), False)
-                new = meet(facts, end, self.unbound[id(stmt)])
+                new = meet(facts, end)
                 new.forget(target)
                 if new.parts() == head.parts():
                     break
@@ -374,26 +379,3 @@ def _own_exits(body) -> bool:
     """A `break` or `continue` of this loop (not of a loop nested in it)."""
     return any(isinstance(s, (gast.Break, gast.Continue)) or isinstance(s, gast.If)
                and (_own_exits(s.body) or _own_exits(s.orelse)) for s in body)
-
-
-def _surely_unbound(func, params) -> dict:
-    """id(loop) -> the names no path binds before the loop is entered from outside it:
-    bound neither before it in the text nor in a loop around it (module doc)."""
-    everything = _stores(func.body)
-    seen, out = set(params), {}
-
-    def visit(stmts, around):
-        for stmt in stmts:
-            if isinstance(stmt, (gast.For, gast.While)):
-                out[id(stmt)] = everything - seen - around
-                inner = around | _stores([stmt])
-                visit(stmt.body, inner)
-                visit(stmt.orelse, inner)
-                seen.update(_stores([stmt]))
-            elif isinstance(stmt, gast.If):
-                visit(stmt.body, around)
-                visit(stmt.orelse, around)
-            else:
-                seen.update(_stores([stmt]))
-    visit(func.body, set())
-    return out
