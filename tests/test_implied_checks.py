@@ -101,9 +101,9 @@ def test_a_loop_keeps_what_its_body_preserves():
     assert left == ["same_shape(t, x.shape)"]
 
 
-def test_a_value_first_bound_in_the_loop_is_known_after_it():
-    """`z`, bound only in the loop, has x's shape wherever it is bound (vacuously before
-    the loop): the second loop's check goes."""
+def test_a_value_bound_only_in_a_loop_is_checked_after_it():
+    """Found by a review: after a loop of no iterations `z` is unbound, and numba reads it
+    as an empty array (Python raises); the second loop's check of z stays."""
     left = _left("""
         def f(x, s):
             for step in range(s):
@@ -112,7 +112,7 @@ def test_a_value_first_bound_in_the_loop_is_known_after_it():
                 same_shape(z, x.shape)
             return x
         """, x=A1, s=K.I)
-    assert left == []
+    assert left == ["same_shape(z, x.shape)"]
 
 
 def test_facts_of_values_first_bound_in_the_loop_do_not_join_values_before_it():
@@ -134,9 +134,9 @@ def test_facts_of_values_first_bound_in_the_loop_do_not_join_values_before_it():
     assert left == ["same_shape(y, x.shape)", "index_in(x.shape[0], 0)"]
 
 
-def test_a_tape_made_in_the_first_iteration_keeps_its_rows_shape():
-    """`T`, made at i == 0, is unbound before the loop: through the `if` of the later
-    iterations it keeps what its first made it (x is never rebound)."""
+def test_a_tape_made_in_the_first_iteration_is_checked_in_the_later_ones():
+    """`T`, made at i == 0, is unbound where the later iterations' `if` skips its making,
+    as far as the rule sees: its rows' check stays."""
     left = _left("""
         def f(x, s):
             for i in range(s):
@@ -146,7 +146,53 @@ def test_a_tape_made_in_the_first_iteration_keeps_its_rows_shape():
                 same_shape(r, x.shape)
             return x
         """, x=A1, s=K.I)
-    assert left == []
+    assert left == ["same_shape(r, x.shape)"]
+
+
+def test_an_element_read_twice_around_its_store_is_two_values():
+    """Found by a review: `p[j]` is not a term (an array's element may change)."""
+    left = _left("""
+        def f(x, p, k):
+            for j in range(p.shape[0]):
+                a = p[j]
+                index_in(x.shape[0], a)
+                p[j] = a + k
+                b = p[j]
+                index_in(x.shape[0], b)
+            return x
+        """, x=A1, p=("arr", 1, "i"), k=K.I)
+    assert left == ["index_in(x.shape[0], a)", "index_in(x.shape[0], b)"]
+
+
+@pytest.mark.parametrize("body", [
+    """
+    for i in range(s):
+        if i > m:
+            break
+    else:
+        same_shape(y, x.shape)
+    same_shape(y, x.shape)""",
+    """
+    same_shape(y, x.shape)
+    for i in range(s):
+        if i > m:
+            break
+    else:
+        y = np.empty(m)
+    same_shape(y, x.shape)""",
+    """
+    for i in range(s):
+        y = np.empty(m)
+        for j in range(1):
+            pass
+        else:
+            break
+    same_shape(y, x.shape)"""], ids=["else-checks", "else-binds", "break-in-inner-else"])
+def test_a_break_skips_the_loops_else(body):
+    """Found by a review: the `else` of a loop runs only where no `break` left it."""
+    source = "def f(x, y, s, m):" + textwrap.indent(textwrap.dedent(body), "    ") + \
+        "\n    return y\n"
+    assert _left(source, x=A1, y=A1, s=K.I, m=K.I)[-1] == "same_shape(y, x.shape)"
 
 
 def test_a_tape_of_a_value_that_changes_shape_keeps_the_check():
@@ -208,11 +254,11 @@ def test_an_if_left_empty_by_its_checks_goes():
 def test_ode_steps_drop_the_checks_of_their_stages_and_state():
     """rk2's step: the state, the second stage's argument (a row of its tape) and the
     stages have x's shape by construction. Left: the buffers made before the loops
-    (their shape is only known through their check) and k1, read back from a tape made
-    in the loop's first iteration (what holds there is lost where that `if` ends)."""
+    (their shape is only known through their check) and values of the forward loop read
+    in the backward one (unbound if the loops do not run)."""
     code = form_code(rk2, 0, (np.linspace(0.2, 0.9, 6), 3))
     assert "same_shape(y," not in code and "same_shape(y___shifted2" not in code
-    assert "same_shape(k2" not in code and "same_shape(z___shifted2, (_t15,))" in code
+    assert "same_shape(z___shifted2, (_t15,))" in code and "same_shape(k2, _n" in code
 
 
 X = np.linspace(0.2, 0.9, 6)
@@ -244,3 +290,42 @@ def swap(x, s):
                          ids=["stages", "stages-0", "swap", "rk2"])
 def test_the_form_agrees_to_the_bit(func, args):
     assert_form_agrees(func, args, 0, exact=True, oracle=True)
+
+
+def unbound_after_no_iterations(x, s, t):
+    """Found by a review: z is bound only if the first loop runs; the compiled form read
+    it as an empty array of x's length (a crash) once its check was dropped."""
+    acc = 0.0
+    for i in range(s):
+        z = x * 2.0
+    for i in range(t):
+        acc = acc + np.sum(x * z)
+    return acc
+
+
+def moving_index(w, x, idx, k):
+    """Found by a review: p[j] read before and after its store; the second read's index
+    check was dropped as the first's."""
+    p = idx + 0
+    s = 0.0
+    for j in range(p.shape[0]):
+        s = s + w * x[p[j]]
+        p[j] = p[j] + k
+        s = s + w * x[p[j]]
+    return s
+
+
+def test_a_name_unbound_after_a_loop_raises_as_python_does():
+    import srcgrad
+    g = srcgrad.grad(unbound_after_no_iterations)
+    assert np.allclose(g(X, 2, 2), 8.0 * X)
+    with pytest.raises((NameError, UnboundLocalError, ValueError)):
+        g(X, 0, 2)
+
+
+def test_an_index_read_after_its_store_raises_as_numpy_does():
+    import srcgrad
+    g = srcgrad.grad(moving_index)
+    assert np.isfinite(g(0.7, X, np.array([0, 1]), 1))
+    with pytest.raises(IndexError):
+        g(0.7, X, np.array([0, 1]), 10 ** 12)

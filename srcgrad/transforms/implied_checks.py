@@ -23,19 +23,16 @@ only if its value does not read the name. `same_shape(X, S)` is implied when X a
 the same number of extents, known from the kinds, and the facts equate each pair;
 `index_in(E, i)` when a checked pair equals (E, i) term by term.
 
-Flow: statements in order. A name no path has bound yet (every name but the parameters
-at the start; *unbound* below) holds vacuously whatever is said of it. Where paths join
-(after an `if`, an arm that ends in `return` or `raise` implies anything; a loop's head)
-the facts kept are those both paths imply, and a term with a name unbound on one path
-takes the other path's facts, joined to one part of its class there that both paths
-agree on (two such facts must not equate values of the first path: an extent of an
-array bound only in the loop, equal to x's and to y's at the end of the body, says
-nothing of x and y before it). A loop's head holds what holds before the loop and at the
-end of its body, to a fixed point from what holds before it; a tape made in the loop's
-first iteration, `if i == 0: T = tape_like(V, n)`, keeps its facts through the `if` of
-the later iterations. A loop with `break` or `continue` of its own keeps at its head
-only the facts about names its body does not bind. `try`, `with`, nested functions and
-`:=`: nothing is dropped.
+Flow: statements in order. Where paths join (after an `if`, an arm that ends in `return`
+or `raise` implies anything; a loop's head) the facts kept are those both paths imply.
+A loop's head holds what holds before the loop and at the end of its body, to a fixed
+point from what holds before it; its exit, what holds at its head (and, after an `else`
+it may skip by `break`, at both). A loop with `break` or `continue` of its own keeps at
+its head only the facts about names its body does not bind. A name bound only in a loop
+has no facts after it, nor at the head of the loop's later iterations from what its
+first made: numba reads a name no path has bound as an empty array, not as an error
+(found by a review: a value bound only in a loop of no iterations, read by the next).
+`try`, `with`, nested functions and `:=`: nothing is dropped.
 
 Guarantee: a dropped check would have passed wherever it runs (its condition is equal,
 term by term, to conditions checked or established before it on every path), so the form
@@ -65,11 +62,10 @@ class _Facts:
 
     def __init__(self):
         self.cls, self.members, self.by_name, self.checked = {}, {}, {}, set()
-        self.top = set()  # the names no path to here has bound
 
     def copy(self):
         new = _Facts()
-        new.cls, new.checked, new.top = dict(self.cls), set(self.checked), set(self.top)
+        new.cls, new.checked = dict(self.cls), set(self.checked)
         new.members = {c: set(m) for c, m in self.members.items()}
         new.by_name = {n: set(m) for n, m in self.by_name.items()}
         return new
@@ -94,7 +90,6 @@ class _Facts:
             self.members[ca].add(t)
 
     def forget(self, names):
-        self.top.difference_update(names)
         for n in names:
             for t in self.by_name.pop(n, ()):
                 c = self.cls.pop(t, None)
@@ -117,31 +112,17 @@ def _names(term) -> frozenset:
 
 
 def meet(a, b):
-    """What holds on both paths (None: a path that never arrives; module doc)."""
+    """What holds on both paths (None: a path that never arrives)."""
     if a is None or b is None:
         other = b if a is None else a
         return other.copy() if other is not None else None
     out = _Facts()
-    out.top = a.top & b.top
     groups = {}
     for t in set(a.cls) & set(b.cls):
         groups.setdefault((a.cls[t], b.cls[t]), []).append(t)
     for terms in groups.values():
         for t in terms[1:]:
             out.union(terms[0], t)
-    for x, y in ((a, b), (b, a)):  # terms unbound on x's path take y's facts
-        for members in y.members.values():
-            extra = [t for t in members if _names(t) & x.top]
-            parts = {}  # the others, by their class on x's path (alone if x lacks them)
-            for t in members:
-                if not _names(t) & x.top:
-                    parts.setdefault(x.find(t), []).append(t)
-            anchor = min(parts.values(), key=lambda p: (-len(p), sorted(map(repr, p))))[0] \
-                if parts else extra and extra[0]
-            for t in extra:
-                out.union(anchor, t)
-    # Checked pairs are kept only where both paths imply them: an unbound one joined with
-    # an unbound equality would say something of the other path's own values.
     out.checked = {p for p in a.checked if _implied_pair(b, p)} | \
         {p for p in b.checked if _implied_pair(a, p)}
     return out
@@ -159,7 +140,6 @@ def implied_checks(func: gast.FunctionDef, kinds: dict) -> int:
            and n is not func for n in gast.walk(func)):
         return 0
     walker, facts = _Walker(kinds), _Facts()
-    facts.top = _stores(func.body) - {a.id for a in func.args.args}
     walker.block(func.body, facts, drop=True)
     return walker.dropped
 
@@ -195,7 +175,7 @@ class _Walker:
         if isinstance(stmt, gast.If):
             body = self.block(stmt.body, facts.copy(), drop)
             orelse = self.block(stmt.orelse, facts.copy(), drop)
-            if drop and not stmt.orelse and _pure(stmt.test) \
+            if drop and not stmt.orelse and _pure(stmt.test, self.kinds) \
                     and all(isinstance(s, gast.Pass) or is_comment(s) for s in stmt.body):
                 return False, meet(body, orelse)
             if drop and not stmt.body:
@@ -228,7 +208,8 @@ class _Walker:
         self.block(stmt.body, head.copy(), drop)
         if drop and not stmt.body:
             stmt.body = [gast.Pass()]
-        return self.block(stmt.orelse, head, drop)
+        after = self.block(stmt.orelse, head.copy(), drop)
+        return meet(after, head) if stmt.orelse and _own_exits(stmt.body) else after
 
     def check(self, func, first, second, facts) -> bool:
         """Whether the facts imply the check; they then learn what it establishes."""
@@ -344,22 +325,29 @@ class _Walker:
                 or isinstance(node.value, gast.Attribute) else None
             p = node.slice.value
             return whole[p] if whole is not None and -len(whole) <= p < len(whole) else None
-        if _pure(node) and K.kind_of(node, self.kinds) == K.I:
+        if _pure(node, self.kinds) and K.kind_of(node, self.kinds) == K.I:
             return ("expr", gast.dump(node), frozenset(_reads(node) - _PURE_CALLS))
         return None
 
 
-def _pure(node) -> bool:
-    """Ints, names and the pure operations on them (tests of `if` may compare them)."""
+def _pure(node, kinds) -> bool:
+    """Ints, names and the pure operations on them, reading no array's elements (found by
+    a review: `p[j]` read twice around `p[j] += k` is two values), nor calling anything
+    but `max`, `min`, `slice_at` and `trip_count`."""
     for n in gast.walk(node):
         if isinstance(n, gast.Call):
             if not (isinstance(n.func, gast.Name) and n.func.id in _PURE_CALLS | {"trip_count"}
                     and not n.keywords):
                 return False
+        elif isinstance(n, gast.Subscript):  # an extent, or an element of a tuple
+            if not (isinstance(n.slice, gast.Constant) and type(n.slice.value) is int and (
+                    isinstance(n.value, gast.Attribute) and n.value.attr == "shape"
+                    or isinstance(n.value, gast.Name)
+                    and kinds.get(n.value.id, K.TOP)[0] == "tup")):
+                return False
         elif not isinstance(n, (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp,
-                                gast.Compare, gast.Attribute, gast.Subscript, gast.Tuple,
-                                gast.Add, gast.Sub, gast.Mult, gast.USub, gast.cmpop,
-                                gast.expr_context)):
+                                gast.Compare, gast.Attribute, gast.Tuple, gast.Add, gast.Sub,
+                                gast.Mult, gast.USub, gast.cmpop, gast.expr_context)):
             return False
         elif isinstance(n, gast.Attribute) and n.attr != "shape":
             return False
@@ -376,6 +364,8 @@ def _stores(nodes) -> set:
 
 
 def _own_exits(body) -> bool:
-    """A `break` or `continue` of this loop (not of a loop nested in it)."""
+    """A `break` or `continue` of this loop: in its body, its `if`s, or the `else` of a
+    loop nested in it (found by a review)."""
     return any(isinstance(s, (gast.Break, gast.Continue)) or isinstance(s, gast.If)
-               and (_own_exits(s.body) or _own_exits(s.orelse)) for s in body)
+               and (_own_exits(s.body) or _own_exits(s.orelse))
+               or isinstance(s, (gast.For, gast.While)) and _own_exits(s.orelse) for s in body)
