@@ -67,8 +67,8 @@ def form_source(source: str, line_map: dict, function: str, kinds: dict, describ
     the kinds it is called with (a function called with two kinds is left as it is)."""
     tree = parse(source, line_map)
     funcs = {n.name: n for n in tree.body if isinstance(n, gast.FunctionDef)}
-    returns = (set(funcs), Returns({n.name: n for n in parse(source, line_map).body
-                                    if isinstance(n, gast.FunctionDef)}))
+    returns = (set(funcs), Returns(lambda: {n.name: n for n in parse(source, line_map).body
+                                            if isinstance(n, gast.FunctionDef)}))
     todo, seen, fused, unchecked = [(function, kinds)], {}, [], set()
     while todo:
         name, params = todo.pop(0)
@@ -112,8 +112,10 @@ class Returns:
     for every call that returns. A function reached again from a different one it calls
     (mutual recursion) is TOP there."""
 
-    def __init__(self, funcs: dict):
-        self.funcs, self.done, self.guess, self.stack = funcs, {}, {}, []
+    def __init__(self, load):
+        """`load()`: the module's functions by name, unchanged (parsed at the first call
+        of one: most forms call none)."""
+        self.load, self.funcs, self.done, self.guess, self.stack = load, None, {}, {}, []
 
     def __call__(self, name: str, args: tuple):
         key = (name, args)
@@ -121,6 +123,8 @@ class Returns:
             return self.done[key]
         if key in self.guess:  # a call inside the function being found
             return self.guess[key] if self.stack[-1] == key else K.TOP
+        if self.funcs is None:
+            self.funcs = self.load()
         func = self.funcs[name]
         params = [a.id for a in func.args.args]
         if len(params) != len(args) or func.args.vararg or func.args.kwonlyargs:

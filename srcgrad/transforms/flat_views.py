@@ -60,7 +60,7 @@ def flatten_views(func: gast.FunctionDef, kinds: dict) -> int:
         if not todo:
             return done
         changed, reread, attached, loads = set(), set(), None, _loads(func)
-        stored = stores_in(func)
+        stored, memo = stores_in(func), _Memo()
         for var in todo:
             if changed and attached is None:
                 attached = {id(b) for b in blocks(func.body)}
@@ -69,11 +69,19 @@ def flatten_views(func: gast.FunctionDef, kinds: dict) -> int:
                     or not any(s is stmt for s in block) for block, stmt, view in views[var]):
                 continue  # its view, its binding or its reads changed: the next round
             tried.add(var)
-            if _flatten(func, var, views[var], loads.get(var, []), stored):
+            if _flatten(func, var, views[var], loads.get(var, []), stored, memo):
                 done += 1
                 changed.add(var)
                 reread |= {view[0] for _, _, view in views[var]}
                 attached = None
+
+
+class _Memo(dict):
+    """A round's statements' binds and node ids (its rewrites change only loads)."""
+    def __call__(self, stmt):
+        if id(stmt) not in self or self[id(stmt)][0] is not stmt:
+            self[id(stmt)] = (stmt, stores_in(stmt), {id(n) for n in gast.walk(stmt)})
+        return self[id(stmt)]
 
 
 def _loads(func) -> dict:
@@ -170,7 +178,7 @@ def _integer(node, kinds) -> bool:
     return isinstance(node, gast.Name) and kinds.get(node.id) == K.I
 
 
-def _flatten(func, var: str, bindings: list, loads: list, stored: set) -> int:
+def _flatten(func, var: str, bindings: list, loads: list, stored: set, memo) -> int:
     """Rewrite `var`'s uses and bindings if every mention is allowed: 1 if it was. `loads`:
     the reads of `var` (node, parent); `stored`: every name `func` binds."""
     plans = []
@@ -179,12 +187,13 @@ def _flatten(func, var: str, bindings: list, loads: list, stored: set) -> int:
         guards = {array, var} | {n.id for p in parts if p for b in p[1:]
                                  if isinstance(b, gast.AST)
                                  for n in gast.walk(b) if isinstance(n, gast.Name)}
-        end = next((q for q in range(at + 1, len(block)) if stores_in(block[q]) & guards),
+        end = next((q for q in range(at + 1, len(block)) if memo(block[q])[1] & guards),
                    len(block))
         plans.append((block, at, end, array, parts))
-    covered = {id(n) for block, at, end, *_ in plans for s in block[at + 1:end]
-               for n in gast.walk(s)}
+    covered = set().union(*[memo(s)[2] for block, at, end, *_ in plans
+                            for s in block[at + 1:end]])
     outside = [(n, parent) for n, parent in loads if id(n) not in covered]
+    mine = {id(n) for n, _ in loads}  # (a statement without them has nothing to rewrite)
     if outside and not (_same_extents(plans, stored) and all(_shape_use(n, p)
                                                               for n, p in outside)):
         return 0  # read outside every region (carried by a loop, or after it)
@@ -193,8 +202,9 @@ def _flatten(func, var: str, bindings: list, loads: list, stored: set) -> int:
             region = block[at + 1:end]
             rewriter = _Uses(var, array, parts, _checked_shapes(region, var), region, apply)
             for k, s in enumerate(region):
-                rewriter.position = k
-                block[at + 1 + k] = rewriter.visit(s)
+                if memo(s)[2] & mine:
+                    rewriter.position = k
+                    block[at + 1 + k] = rewriter.visit(s)
             if rewriter.failed:
                 return 0
             if apply:

@@ -148,7 +148,7 @@ class _Walker:
     """The facts through `func`'s statements (module doc), dropping implied checks."""
 
     def __init__(self, kinds):
-        self.kinds, self.dropped = kinds, 0
+        self.kinds, self.dropped, self.memo = kinds, 0, {}
 
     def block(self, stmts, facts, drop):
         kept = []
@@ -163,7 +163,7 @@ class _Walker:
     def stmt(self, stmt, facts, drop):
         if isinstance(stmt, gast.Expr) and (is_call(stmt.value, "same_shape") or is_call(
                 stmt.value, "index_in")) and len(stmt.value.args) == 2 and not stmt.value.keywords:
-            implied = self.check(stmt.value.func.id, *stmt.value.args, facts)
+            implied = self.check(stmt.value, facts)
             if implied and drop:
                 self.dropped += 1
             return not (implied and drop), facts
@@ -192,7 +192,7 @@ class _Walker:
         target = _stores([stmt.target]) if isinstance(stmt, gast.For) else set()
         head = facts.copy()
         if _own_exits(stmt.body):
-            head.forget(_stores(stmt.body) | target)
+            head.forget(self.once(stmt.body, lambda: _stores(stmt.body)) | target)
         else:
             head.forget(target)
             for _ in range(8):
@@ -204,22 +204,30 @@ class _Walker:
                 head = new
             else:
                 head = facts.copy()
-                head.forget(_stores(stmt.body) | target)
+                head.forget(self.once(stmt.body, lambda: _stores(stmt.body)) | target)
         self.block(stmt.body, head.copy(), drop)
         if drop and not stmt.body:
             stmt.body = [gast.Pass()]
         after = self.block(stmt.orelse, head.copy(), drop)
         return meet(after, head) if stmt.orelse and _own_exits(stmt.body) else after
 
-    def check(self, func, first, second, facts) -> bool:
+    def once(self, node, make):
+        """`make()`, computed once per node (the loops' fixed points ask again)."""
+        hit = self.memo.get(id(node))
+        if hit is None or hit[0] is not node:
+            hit = self.memo[id(node)] = (node, make())
+        return hit[1]
+
+    def check(self, call, facts) -> bool:
         """Whether the facts imply the check; they then learn what it establishes."""
-        if func == "index_in":
-            pair = (self.term(first), self.term(second))
+        first, second = call.args
+        if call.func.id == "index_in":
+            pair = self.once(call, lambda: (self.term(first), self.term(second)))
             implied = None not in pair and _implied_pair(facts, pair)
             if None not in pair:
                 facts.checked.add(pair)
             return implied
-        left, right = self.shape(first), self.shape(second)
+        left, right = self.once(call, lambda: (self.shape(first), self.shape(second)))
         if left is None or right is None or len(left) != len(right):
             return False
         implied = all(facts.find(a) == facts.find(b) for a, b in zip(left, right))
@@ -228,14 +236,17 @@ class _Walker:
         return implied
 
     def assign(self, stmt, facts):
-        targets = _stores(stmt.targets)
-        target = stmt.targets[0].id if len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], gast.Name) else None
-        pairs = self.defined(target, stmt.value) \
-            if target and target not in _reads(stmt.value) else []
+        targets, pairs = self.once(stmt, lambda: self.bound(stmt))
         facts.forget(targets)
         for a, b in pairs:
             facts.union(a, b)
+
+    def bound(self, stmt):
+        """The names an assignment binds, and the equalities it establishes."""
+        target = stmt.targets[0].id if len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], gast.Name) else None
+        return _stores(stmt.targets), self.defined(target, stmt.value) \
+            if target and target not in _reads(stmt.value) else []
 
     def defined(self, target, value) -> list:
         """The equalities `target = value` establishes (module doc)."""
@@ -315,7 +326,7 @@ class _Walker:
     def term(self, node):
         """The term of an int-valued expression (module doc), or None."""
         if isinstance(node, gast.Constant):
-            return ("const", node.value) if type(node.value) is int else None
+            return ("const", type(node.value).__name__, node.value) if type(node.value) is int else None
         if isinstance(node, gast.Name):
             return ("name", node.id) if self.kinds.get(node.id) == K.I else None
         if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant) \
@@ -326,7 +337,7 @@ class _Walker:
             p = node.slice.value
             return whole[p] if whole is not None and -len(whole) <= p < len(whole) else None
         if _pure(node, self.kinds) and K.kind_of(node, self.kinds) == K.I:
-            return ("expr", gast.dump(node), frozenset(_reads(node) - _PURE_CALLS))
+            return ("expr", _key(node), frozenset(_reads(node) - _PURE_CALLS))
         return None
 
 
@@ -352,6 +363,17 @@ def _pure(node, kinds) -> bool:
         elif isinstance(n, gast.Attribute) and n.attr != "shape":
             return False
     return True
+
+
+def _key(node):
+    """A pure expression's structure, as a value (names, constants, operators)."""
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Constant):
+        return ("const", type(node.value).__name__, node.value)
+    return (type(node).__name__, getattr(node, "attr", None),
+            tuple(_key(c) for c in gast.iter_child_nodes(node)
+                  if not isinstance(c, gast.expr_context)))
 
 
 def _reads(node) -> set:
