@@ -1,8 +1,5 @@
 """The compiled form checks its own element indices, so numba compiles it without
-boundscheck.
-
-numba's boundscheck tests every element access against its array's extent, inside the
-innermost loops; in ode's gradient the tests cost as much as a third of the time.
+boundscheck (whose tests in the innermost loops cost up to a third of ode's gradient).
 `own_bounds(func, kinds)` returns True, having inserted checks into `func`, when every
 element access of an array in it is *covered*: whenever it runs, its index is in bounds
 or an IndexError was raised before it. backend/fused.py then compiles the function with
@@ -93,21 +90,20 @@ def own_bounds(func: gast.FunctionDef, kinds: dict) -> bool:
         plan.block(func.body, [], set())
     except _Refused:
         return False
-    _insert(func, plan.before, plan.pairs, plan.drop)
+    _insert(func, plan.before, plan.pairs, plan.drop, plan.bound)
     return True
 
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
 
 
-def _insert(func, before: dict, pairs: dict, drop: set):
-    """Insert the planned statements. The checks of a run of simple statements are made
-    as early in the run as the names they read allow (the run is entered at its start and
-    left only at its end or by an exception, so a check made earlier raises only where a
-    later statement would), after the comments there."""
+def _insert(func, before: dict, pairs: dict, drop: set, bound):
+    """Insert the planned statements. A run of simple statements gets its checks as early
+    as the names they read allow, after its comments (a run is left only at its end or by
+    an exception: a check made earlier raises only where a later statement would)."""
     def block(stmts):
         at, start = {}, 0  # statement index -> the pairs checked just before it
-        binds = [assigned([stmt]) for stmt in stmts]
+        binds = [bound(stmt) for stmt in stmts]
         for k, stmt in enumerate(stmts):
             if not isinstance(stmt, _SIMPLE):
                 at.setdefault(k, []).extend(pairs.get(id(stmt), []))
@@ -142,9 +138,8 @@ class _Loop:
     and the names bound once at its top to v + invariant."""
 
     def __init__(self, node, facts, plan):
-        self.node, self.binds = node, assigned(node.body)
-        self.stores = Counter(n.id for n in gast.walk(gast.Module(body=node.body,
-                                                                  type_ignores=[]))
+        self.node, self.binds = node, set().union(*map(plan.bound, node.body))
+        self.stores = Counter(n.id for s in node.body for n in gast.walk(s)
                               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
         self.var = self.args = None
         self.proof = None  # (v, {(array, position, c): c + v indexes it while v runs})
@@ -173,9 +168,15 @@ class _Loop:
 
 class _Plan:
     def __init__(self, kinds):
-        self.kinds, self.before = kinds, {}
+        self.kinds, self.before, self.binds = kinds, {}, {}
         self.pairs = {}  # id of a statement -> (extent, index) to check just before it
         self.drop = set()  # ids of index_in statements the plan covers
+
+    def bound(self, stmt) -> set:
+        """`assigned([stmt])` once per statement (checks `_insert` adds bind nothing)."""
+        if self.binds.get(id(stmt), (None,))[0] is not stmt:
+            self.binds[id(stmt)] = (stmt, assigned([stmt]))
+        return self.binds[id(stmt)][1]
 
     # --- walking the blocks, with the facts of rule 1 -----------------------------------
 
@@ -195,7 +196,7 @@ class _Plan:
             elif isinstance(stmt, gast.If):
                 self.accesses(stmt.test, stmt, loops, False, facts)
                 for part in (stmt.body, stmt.orelse):
-                    self.block(part, loops, without(facts, assigned([stmt])))
+                    self.block(part, loops, without(facts, self.bound(stmt)))
             elif isinstance(stmt, (gast.With, gast.Try, gast.AsyncFor, gast.AsyncWith)):
                 raise _Refused()
             else:
@@ -207,10 +208,10 @@ class _Plan:
                                  if done is None else done)
                 if direct:
                     self.note_sum(stmt, top)
-            facts = without(facts, assigned([stmt])) | learn(stmt, facts, self.kinds)
+            facts = without(facts, self.bound(stmt)) | learn(stmt, facts, self.kinds)
 
     def nested(self, stmt, loops, facts):
-        inner = without(facts, assigned([stmt]))
+        inner = without(facts, self.bound(stmt))
         loop = _Loop(stmt, facts, self)
         self.block(stmt.body, loops + [loop], inner)
         self.block(stmt.orelse, loops, inner)
@@ -358,14 +359,13 @@ class _Plan:
 
 
 def _checks(pairs) -> list:
-    """`index_in(extent, index)` of each pair. (One `indices_in` call of tuples compiled
-    faster, but its loop over the tuples ran slower: ba's gradient 30%.)"""
+    """`index_in(extent, index)` of each pair (one `indices_in` of tuples: ba 30% slower)."""
     return [gast.Expr(value=call("index_in", *pair)) for pair in pairs]
 
 
 def _extent(array: str, p: int):
-    shape = gast.Attribute(value=name(array), attr="shape", ctx=gast.Load())
-    return gast.Subscript(value=shape, slice=const(p), ctx=gast.Load())
+    return gast.Subscript(value=gast.Attribute(value=name(array), attr="shape",
+                                               ctx=gast.Load()), slice=const(p), ctx=gast.Load())
 
 
 def _accesses(node, kinds) -> list:

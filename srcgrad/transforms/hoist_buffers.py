@@ -63,7 +63,7 @@ def hoist_buffers(func: gast.FunctionDef, kinds: dict, fresh) -> int:
     stores = Counter(n.id for n in gast.walk(func)
                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     top = _top_bindings(func, stores)
-    state = {"live": None, "made": 0,  # and the statement of the body holding each loop
+    state = {"live": None, "made": 0, "counts": {},  # the top statement holding each loop
              "top": {id(n): stmt for stmt in func.body for n in gast.walk(stmt)
                      if isinstance(n, gast.For)}}
 
@@ -83,18 +83,6 @@ def hoist_buffers(func: gast.FunctionDef, kinds: dict, fresh) -> int:
             k += 1
     block(func.body)
     return state["made"]
-
-
-def _stores_outside(stmt, loop) -> set:
-    """The names `stmt` binds outside `loop` (a statement nested in it)."""
-    found, todo = set(), [stmt]
-    while todo:
-        node = todo.pop()
-        if node is not loop:
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                found.add(node.id)
-            todo.extend(gast.iter_child_nodes(node))
-    return found
 
 
 def _top_bindings(func, stores) -> dict:
@@ -119,7 +107,12 @@ def _loop(loop, func, kinds, fresh, parents, mentions, params, stores, top, stat
     # the function before it, and not rebound in it outside the loop, are bound (with the
     # same values) when the loop starts.
     at = next(k for k, s in enumerate(func.body) if s is state["top"][id(loop)])
-    unstable = _stores_outside(func.body[at], loop)
+    outer = state["counts"].get(id(func.body[at]))
+    if outer is None or outer[0] is not func.body[at]:
+        outer = state["counts"][id(func.body[at])] = (func.body[at], Counter(
+            n.id for n in gast.walk(func.body[at])
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)))
+    unstable = {n for n, c in outer[1].items() if c > bound_in[n]}  # bound outside too
     top = {n for n, where in top.items() if where < at} - unstable
     earlier = {s.targets[0].id for s in func.body[:at] if isinstance(s, gast.Assign)
                and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)} - unstable
