@@ -103,16 +103,76 @@ def test_a_loop_keeps_what_its_body_preserves():
 
 def test_a_value_bound_only_in_a_loop_is_checked_after_it():
     """Found by a review: after a loop of no iterations `z` is unbound, and numba reads it
-    as an empty array (Python raises); the second loop's check of z stays."""
+    as an empty array (Python raises); the check of z in a loop over another range stays."""
     left = _left("""
+        def f(x, s, t):
+            for step in range(s):
+                z = np.empty(x.shape)
+            for step in range(t):
+                same_shape(z, x.shape)
+            return x
+        """, x=A1, s=K.I, t=K.I)
+    assert left == ["same_shape(z, x.shape)"]
+
+
+@pytest.mark.parametrize("second", ["range(s)", "range(s - 1, -1, -1)"])
+def test_a_loop_of_the_same_range_runs_only_if_the_first_ran(second):
+    """The backward sweep's loop runs exactly when the forward one ran: what held at the
+    end of the forward loop's last iteration holds in it (z is bound, with x's shape)."""
+    left = _left(f"""
         def f(x, s):
             for step in range(s):
+                z = np.empty(x.shape)
+            for step in {second}:
+                same_shape(z, x.shape)
+            return x
+        """, x=A1, s=K.I)
+    assert left == []
+
+
+@pytest.mark.parametrize("between", ["s = m", "z = np.empty(m)", "if m > 0:\n        y = x"])
+def test_what_a_loop_ran_with_is_forgotten_where_its_names_change(between):
+    """The range's names bound again (the second loop's condition is another), z bound
+    again; and the first loop in one arm of an `if` (the next statement may not follow
+    it): the check stays."""
+    first = "for step in range(s):\n        z = np.empty(x.shape)"
+    if between.startswith("if"):
+        first, between = "if m > 0:\n        for step in range(s):\n            z = " \
+            "np.empty(x.shape)", "pass"
+    source = f"def f(x, y, s, m):\n    {first}\n    {between}\n    for step in range(s):\n" \
+        "        same_shape(z, x.shape)\n    return x\n"
+    assert _left(source, x=A1, y=A1, s=K.I, m=K.I) == ["same_shape(z, x.shape)"]
+
+
+def test_a_loop_that_may_break_says_nothing_of_its_last_iteration():
+    left = _left("""
+        def f(x, s, m):
+            for step in range(s):
+                if step > m:
+                    break
                 z = np.empty(x.shape)
             for step in range(s):
                 same_shape(z, x.shape)
             return x
-        """, x=A1, s=K.I)
+        """, x=A1, s=K.I, m=K.I)
     assert left == ["same_shape(z, x.shape)"]
+
+
+def test_nested_loops_reversed_know_what_the_inner_forward_loop_bound():
+    """lstm's shape: values bound in the inner forward loop, checked in the inner backward
+    one; both conditions hold there."""
+    left = _left("""
+        def f(x, s, n):
+            for t in range(s):
+                for k in range(n):
+                    z = np.empty(x.shape)
+            for t in range(s - 1, -1, -1):
+                for k in range(n - 1, -1, -1):
+                    same_shape(z, x.shape)
+                same_shape(z, x.shape)
+            return x
+        """, x=A1, s=K.I, n=K.I)
+    assert left == ["same_shape(z, x.shape)"]  # the outer loop's: the inner may not have run
 
 
 def test_facts_of_values_first_bound_in_the_loop_do_not_join_values_before_it():
@@ -253,12 +313,12 @@ def test_an_if_left_empty_by_its_checks_goes():
 
 def test_ode_steps_drop_the_checks_of_their_stages_and_state():
     """rk2's step: the state, the second stage's argument (a row of its tape) and the
-    stages have x's shape by construction. Left: the buffers made before the loops
-    (their shape is only known through their check) and values of the forward loop read
-    in the backward one (unbound if the loops do not run)."""
+    stages have x's shape by construction, and the backward loop runs only if the forward
+    one ran (k2 is then bound). Left: the buffers made before the loops, whose shape is
+    only known through their check."""
     code = form_code(rk2, 0, (np.linspace(0.2, 0.9, 6), 3))
     assert "same_shape(y," not in code and "same_shape(y___shifted2" not in code
-    assert "same_shape(z___shifted2, (_t15,))" in code and "same_shape(k2, _n" in code
+    assert "same_shape(z___shifted2, (_t15,))" in code and "same_shape(k2, _n" not in code
 
 
 X = np.linspace(0.2, 0.9, 6)

@@ -26,13 +26,18 @@ the same number of extents, known from the kinds, and the facts equate each pair
 Flow: statements in order. Where paths join (after an `if`, an arm that ends in `return`
 or `raise` implies anything; a loop's head) the facts kept are those both paths imply.
 A loop's head holds what holds before the loop and at the end of its body, to a fixed
-point from what holds before it; its exit, what holds at its head (and, after an `else`
-it may skip by `break`, at both). A loop with `break` or `continue` of its own keeps at
-its head only the facts about names its body does not bind. A name bound only in a loop
-has no facts after it, nor at the head of the loop's later iterations from what its
-first made: numba reads a name no path has bound as an empty array, not as an error
-(found by a review: a value bound only in a loop of no iterations, read by the next).
-`try`, `with`, nested functions and `:=`: nothing is dropped.
+point; its exit, what holds before it or at the end of its last iteration (and, after an
+`else` it may skip by `break`, at both). A loop with `break` or `continue` of its own
+keeps only the facts about names its body does not bind. A name bound only in a loop has
+no facts after it, nor at the head of the loop's later iterations from what its first
+made: numba reads a name no path has bound as an empty array, not as an error (found by
+a review: a value bound only in a loop of no iterations, read by the next). But a loop
+over `range(a, b)` runs only if `a < b` (step -1: `range(b - 1, a - 1, -1)`), so what
+held at the end of a loop's last iteration, less the names bound since, holds in a later
+loop of the same condition, whose names are not bound in between and which every path to
+it passes (analysis/equalities.py: the backward sweep's loop and the forward one's; nested
+loops, under both conditions). `try`, `with`, nested functions and `:=`: nothing is
+dropped.
 
 Guarantee: a dropped check would have passed wherever it runs (its condition is equal,
 term by term, to conditions checked or established before it on every path), so the form
@@ -42,95 +47,17 @@ test, goes too.
 """
 from __future__ import annotations
 
-from itertools import count
-
 import gast
 
 from ..analysis import kinds as K
+from ..analysis.equalities import Facts, meet, names_of
+from ..analysis.extents import int_value, plus
 from ..syntax import dotted_name, is_call, is_comment
 
 _PURE_CALLS = {"max", "min", "slice_at"}
 _SAME_SHAPE = {"zeros_like", "np.zeros_like", "np.empty_like", "np.ones_like", "np.copy",
                "snapshot"}
 _FROM_SHAPE = {"np.empty", "np.zeros", "np.ones", "np.full"}
-_CLASSES = count()
-
-
-class _Facts:
-    """A partition of terms (equal values: term -> class number, class -> terms, name ->
-    its terms) and the checked index pairs. None stands for a place no path reaches."""
-
-    def __init__(self):
-        self.cls, self.members, self.by_name, self.checked = {}, {}, {}, set()
-
-    def copy(self):
-        new = _Facts()
-        new.cls, new.checked = dict(self.cls), set(self.checked)
-        new.members = {c: set(m) for c, m in self.members.items()}
-        new.by_name = {n: set(m) for n, m in self.by_name.items()}
-        return new
-
-    def find(self, term):
-        return self.cls.get(term, term)
-
-    def union(self, a, b):
-        for t in (a, b):
-            if t not in self.cls:
-                self.cls[t] = c = next(_CLASSES)
-                self.members[c] = {t}
-                for n in _names(t):
-                    self.by_name.setdefault(n, set()).add(t)
-        ca, cb = self.cls[a], self.cls[b]
-        if ca == cb:
-            return
-        if len(self.members[ca]) < len(self.members[cb]):
-            ca, cb = cb, ca
-        for t in self.members.pop(cb):
-            self.cls[t] = ca
-            self.members[ca].add(t)
-
-    def forget(self, names):
-        for n in names:
-            for t in self.by_name.pop(n, ()):
-                c = self.cls.pop(t, None)
-                if c is None:
-                    continue
-                self.members[c].discard(t)
-                if not self.members[c]:
-                    del self.members[c]
-        if self.checked:
-            self.checked = {p for p in self.checked if not any(_names(t) & names for t in p)}
-
-    def parts(self):
-        return frozenset(frozenset(m) for m in self.members.values() if len(m) > 1), \
-            frozenset(self.checked)
-
-
-def _names(term) -> frozenset:
-    return term[-1] if term[0] == "expr" else frozenset([term[1]]) \
-        if term[0] in ("dim", "el", "name") else frozenset()
-
-
-def meet(a, b):
-    """What holds on both paths (None: a path that never arrives)."""
-    if a is None or b is None:
-        other = b if a is None else a
-        return other.copy() if other is not None else None
-    out = _Facts()
-    groups = {}
-    for t in set(a.cls) & set(b.cls):
-        groups.setdefault((a.cls[t], b.cls[t]), []).append(t)
-    for terms in groups.values():
-        for t in terms[1:]:
-            out.union(terms[0], t)
-    out.checked = {p for p in a.checked if _implied_pair(b, p)} | \
-        {p for p in b.checked if _implied_pair(a, p)}
-    return out
-
-
-def _implied_pair(facts, pair) -> bool:
-    e, i = facts.find(pair[0]), facts.find(pair[1])
-    return any(facts.find(p) == e and facts.find(q) == i for p, q in facts.checked)
 
 
 def implied_checks(func: gast.FunctionDef, kinds: dict) -> int:
@@ -139,7 +66,9 @@ def implied_checks(func: gast.FunctionDef, kinds: dict) -> int:
                           gast.AsyncFunctionDef)) or isinstance(n, gast.FunctionDef)
            and n is not func for n in gast.walk(func)):
         return 0
-    walker, facts = _Walker(kinds), _Facts()
+    walker, facts = _Walker(kinds), Facts()
+    atoms = [walker.atom(n) for n in gast.walk(func) if isinstance(n, gast.For)]
+    walker.shared = {a for a in atoms if a is not None and atoms.count(a) > 1}
     walker.block(func.body, facts, drop=True)
     return walker.dropped
 
@@ -149,6 +78,7 @@ class _Walker:
 
     def __init__(self, kinds):
         self.kinds, self.dropped, self.memo = kinds, 0, {}
+        self.shared = set()  # conditions of more than one loop: a later one may assume them
 
     def block(self, stmts, facts, drop):
         kept = []
@@ -190,26 +120,46 @@ class _Walker:
 
     def loop(self, stmt, facts, drop):
         target = _stores([stmt.target]) if isinstance(stmt, gast.For) else set()
-        head = facts.copy()
-        if _own_exits(stmt.body):
-            head.forget(self.once(stmt.body, lambda: _stores(stmt.body)) | target)
+        binds = self.once(stmt.body, lambda: _stores(stmt.body))
+        exits, atom = _own_exits(stmt.body), self.atom(stmt)
+        start = facts.assume(atom) if atom is not None else facts  # the body runs only so
+        head = start.copy()
+        head.forget(binds | target if exits else target)
+        for _ in range(0 if exits else 8):
+            end = self.block(stmt.body, head.copy(), False)
+            new = meet(start, end)
+            new.forget(target)
+            if new.parts() == head.parts():
+                break
+            head = new
         else:
-            head.forget(target)
-            for _ in range(8):
-                end = self.block(stmt.body, head.copy(), False)
-                new = meet(facts, end)
-                new.forget(target)
-                if new.parts() == head.parts():
-                    break
-                head = new
-            else:
-                head = facts.copy()
-                head.forget(self.once(stmt.body, lambda: _stores(stmt.body)) | target)
-        self.block(stmt.body, head.copy(), drop)
+            if not exits:
+                head = start.copy()
+                head.forget(binds | target)
+        end = self.block(stmt.body, head.copy(), drop)
         if drop and not stmt.body:
             stmt.body = [gast.Pass()]
-        after = self.block(stmt.orelse, head.copy(), drop)
-        return meet(after, head) if stmt.orelse and _own_exits(stmt.body) else after
+        after = facts.copy() if exits else meet(facts, end)  # no iteration, or the last
+        after.forget(binds | target if exits else target)
+        if not exits and atom in self.shared and end is not None \
+                and not (binds | target) & {n for t in atom[1:] for n in names_of(t)}:
+            after.ran(atom, end)
+        out = self.block(stmt.orelse, after.copy(), drop)
+        return meet(out, after) if stmt.orelse and exits else out
+
+    def atom(self, stmt):
+        """`lo < hi`, which holds where the `for` loop over a range of step 1 or -1 runs."""
+        it = stmt.iter if isinstance(stmt, gast.For) else None
+        if not (is_call(it, "range") and 1 <= len(it.args) <= 3 and not it.keywords):
+            return None
+        args = list(it.args) if len(it.args) > 1 else [gast.Constant(value=0, kind=None)] \
+            + list(it.args)
+        step = int_value(args[2]) if len(args) == 3 else 1
+        lo, hi = (args[0], args[1]) if step == 1 else (plus(args[1], gast.Constant(
+            value=1, kind=None)), plus(args[0], gast.Constant(value=1, kind=None))) \
+            if step == -1 else (None, None)
+        terms = (self.term(lo), self.term(hi)) if lo is not None else (None,)
+        return None if None in terms else ("lt",) + terms
 
     def once(self, node, make):
         """`make()`, computed once per node (the loops' fixed points ask again)."""
@@ -223,9 +173,9 @@ class _Walker:
         first, second = call.args
         if call.func.id == "index_in":
             pair = self.once(call, lambda: (self.term(first), self.term(second)))
-            implied = None not in pair and _implied_pair(facts, pair)
+            implied = None not in pair and facts.implies(pair)
             if None not in pair:
-                facts.checked.add(pair)
+                facts.check(pair)
             return implied
         left, right = self.once(call, lambda: (self.shape(first), self.shape(second)))
         if left is None or right is None or len(left) != len(right):
