@@ -97,7 +97,8 @@ class Facts:
                 known = facts.copy()
                 known.forget(bound)
                 out.join(known)
-            elif atom in key and len(out.pending) < _PENDING:
+            elif atom in key and len(out.pending) < _PENDING and not any(
+                    k == key - {atom} and f is facts for k, f, _ in out.pending):
                 out.pending.append([key - {atom}, facts, set(bound)])
         return out
 
@@ -110,7 +111,9 @@ class Facts:
         self.checked |= other.checked
 
     def ran(self, atom, end):
-        """After a loop of condition `atom`: `end`, the end of its body's last iteration."""
+        """After a loop of condition `atom`: `end`, the end of its body's last iteration.
+        Its own pending facts (a loop inside it) need only their names unbound since: a
+        name of their condition bound later in the same iteration dropped them already."""
         plain = end.copy()
         plain.pending = []
         for key, facts, bound in [[frozenset(), plain, set()]] + end.pending:
@@ -129,9 +132,13 @@ def meet(a, b):
         other = b if a is None else a
         return other.copy() if other is not None else None
     out = _meet_plain(a, b)
-    theirs = {(k, id(f)): bound for k, f, bound in b.pending}
-    out.pending = [[k, f, bound | theirs[(k, id(f))]] for k, f, bound in a.pending
-                   if (k, id(f)) in theirs]
+    theirs, mine = {}, {}  # (conditions, snapshot) -> every name bound since, on either path
+    for k, f, bound in b.pending:
+        theirs.setdefault((k, id(f)), set()).update(bound)
+    for k, f, bound in a.pending:
+        if (k, id(f)) in theirs:
+            mine.setdefault((k, id(f)), [k, f, set(theirs[(k, id(f))])])[2].update(bound)
+    out.pending = list(mine.values())
     return out
 
 
