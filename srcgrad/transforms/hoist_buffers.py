@@ -26,8 +26,10 @@ runs), and S is *computable before L*: a name, constant, tuple or `+ - *` of tho
 `A.shape` or `T[c]` (c a constant, T a name of tuple kind), whose names are parameters or
 are bound once in the function, by a statement of its body before the one holding L (and
 not rebound in that statement outside L), or bound once in L, by a statement of its body
-before V's, to an expression computable before L. Those statements are copied before L
-under fresh names (pure: they read shapes and numbers and cannot change anything).
+before V's, to an expression computable before L; or `R.shape` of a row `R = T[i]`, bound
+once in L before V's, of an array T computable before L (copied as `T.shape[1:]`: T may
+have no rows there). Those statements are copied before L under fresh names (pure: they
+read shapes and numbers and cannot change anything).
 
 Soundness: each iteration gets the same memory, which nothing reads from an earlier
 iteration any more (reuse_buffers.py's argument: np.empty's contents are unspecified,
