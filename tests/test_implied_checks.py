@@ -4,6 +4,7 @@
 The rule is read on small functions written as compiled forms are (its decisions are the
 checks left in the text); the end-to-end cases run forms whose checks were dropped and
 compare their gradients with the generated function's to the bit (gradcheck)."""
+import ast
 import textwrap
 
 import gast
@@ -22,10 +23,7 @@ def _left(source: str, **params) -> list:
     """The check statements left in the function `source` after the pass."""
     func = gast.parse(textwrap.dedent(source)).body[0]
     implied_checks(func, K.infer(func, params))
-    text = gast.unparse(func) if hasattr(gast, "unparse") else None
-    if text is None:
-        import ast
-        text = ast.unparse(gast.gast_to_ast(func))
+    text = ast.unparse(gast.gast_to_ast(func))
     return [line.strip() for line in text.splitlines()
             if line.strip().startswith(("same_shape(", "index_in("))]
 
