@@ -276,7 +276,7 @@ class _Walker:
     def term(self, node):
         """The term of an int-valued expression (module doc), or None."""
         if isinstance(node, gast.Constant):
-            return ("const", type(node.value).__name__, node.value) if type(node.value) is int else None
+            return ("const", "int", node.value) if type(node.value) is int else None
         if isinstance(node, gast.Name):
             return ("name", node.id) if self.kinds.get(node.id) == K.I else None
         if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant) \
