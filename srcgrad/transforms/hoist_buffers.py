@@ -43,7 +43,7 @@ Guarantee: every value computed is the same.
 from __future__ import annotations
 
 import copy
-from collections import Counter, defaultdict
+from collections import Counter
 
 import gast
 
@@ -51,17 +51,12 @@ from ..analysis import kinds as K
 from ..analysis.extents import range3
 from ..analysis.liveness import live_after
 from ..syntax import assign, call, const, dotted, method, name
-from .reuse_buffers import _allocator, _copies
+from .reuse_buffers import _allocator, _copies, _mentions
 
 
 def hoist_buffers(func: gast.FunctionDef, kinds: dict, fresh) -> int:
     """Give loops' per-iteration arrays one buffer made before the loop; how many."""
-    parents = {id(c): p for p in gast.walk(func) for c in gast.iter_child_nodes(p)}
-    mentions = defaultdict(list)
-    for n in gast.walk(func):
-        if isinstance(n, gast.Name):
-            mentions[n.id].append(n)
-    params = {a.id for a in func.args.args}
+    parents, mentions, params = _mentions(func)
     stores = Counter(n.id for n in gast.walk(func)
                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     top = _top_bindings(func, stores)

@@ -67,6 +67,18 @@ _HELPERS = {"same_shape": None, "tape_like": None, "zeros_like": (0,), "unbroadc
             "expand_to": (1,), "axis_extremum_share": (0,), "len": (0,)}
 
 
+def _mentions(func):
+    """What `_copies` reads: each node's parent (by id), each name's nodes, the
+    parameters."""
+    parents, mentions = {}, defaultdict(list)
+    for p in gast.walk(func):
+        for c in gast.iter_child_nodes(p):
+            parents[id(c)] = p
+        if isinstance(p, gast.Name):
+            mentions[p.id].append(p)
+    return parents, mentions, {a.id for a in func.args.args}
+
+
 def reuse_buffers(func: gast.FunctionDef, kinds: dict, fresh, indices=frozenset()) -> int:
     """Give the arrays made at each iteration of a loop one buffer per statement; how many.
     `fresh(base)` gives a name the function does not use; `indices`, the names of the
@@ -74,12 +86,7 @@ def reuse_buffers(func: gast.FunctionDef, kinds: dict, fresh, indices=frozenset(
     found = list(_allocations(func.body, 0))
     if not found:
         return 0
-    parents = {id(c): p for p in gast.walk(func) for c in gast.iter_child_nodes(p)}
-    mentions = defaultdict(list)
-    for n in gast.walk(func):
-        if isinstance(n, gast.Name):
-            mentions[n.id].append(n)
-    params = {a.id for a in func.args.args}
+    parents, mentions, params = _mentions(func)
     copies, small, live, top, made = {}, {}, None, [], 0
     for block, stmt, depth in found:
         var = stmt.targets[0].id
