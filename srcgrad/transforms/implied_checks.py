@@ -52,6 +52,7 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.equalities import Facts, meet, names_of
 from ..analysis.extents import int_value, plus
+from ..frontend.trees import assigned, reads
 from ..syntax import dotted_name, is_call, is_comment
 
 _PURE_CALLS = {"max", "min", "slice_at"}
@@ -115,12 +116,12 @@ class _Walker:
             return True, self.loop(stmt, facts, drop)
         if isinstance(stmt, (gast.Pass, gast.Expr)):
             return True, facts
-        facts.forget(_stores([stmt]))  # AugAssign, AnnAssign, Delete, ...
+        facts.forget(assigned([stmt]))  # AugAssign, AnnAssign, Delete, ...
         return True, facts
 
     def loop(self, stmt, facts, drop):
-        target = _stores([stmt.target]) if isinstance(stmt, gast.For) else set()
-        binds = self.once(stmt.body, lambda: _stores(stmt.body))
+        target = assigned([stmt.target]) if isinstance(stmt, gast.For) else set()
+        binds = self.once(stmt.body, lambda: assigned(stmt.body))
         exits, atom = _own_exits(stmt.body), self.atom(stmt)
         start = facts.assume(atom) if atom is not None else facts  # the body runs only so
         head = start.copy()
@@ -195,8 +196,8 @@ class _Walker:
         """The names an assignment binds, and the equalities it establishes."""
         target = stmt.targets[0].id if len(stmt.targets) == 1 \
             and isinstance(stmt.targets[0], gast.Name) else None
-        return _stores(stmt.targets), self.defined(target, stmt.value) \
-            if target and target not in _reads(stmt.value) else []
+        return assigned(stmt.targets), self.defined(target, stmt.value) \
+            if target and target not in reads(stmt.value) else []
 
     def defined(self, target, value) -> list:
         """The equalities `target = value` establishes (module doc)."""
@@ -287,7 +288,7 @@ class _Walker:
             p = node.slice.value
             return whole[p] if whole is not None and -len(whole) <= p < len(whole) else None
         if _pure(node, self.kinds) and K.kind_of(node, self.kinds) == K.I:
-            return ("expr", _key(node), frozenset(_reads(node) - _PURE_CALLS))
+            return ("expr", _key(node), frozenset(reads(node) - _PURE_CALLS))
         return None
 
 
@@ -324,15 +325,6 @@ def _key(node):
     return (type(node).__name__, getattr(node, "attr", None),
             tuple(_key(c) for c in gast.iter_child_nodes(node)
                   if not isinstance(c, gast.expr_context)))
-
-
-def _reads(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-
-
-def _stores(nodes) -> set:
-    return {n.id for node in nodes for n in gast.walk(node)
-            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
 
 
 def _own_exits(body) -> bool:
