@@ -70,3 +70,15 @@ def is_view(node) -> bool:
     """`b[i]`, `b[1:]`, `np.transpose(b)`, ...: a value that may share memory with b."""
     return isinstance(node, gast.Subscript) or (
         isinstance(node, gast.Call) and dotted_name(node.func) in VIEWS)
+
+
+class ByNode(dict):
+    """Values computed once per node: `memo(node, make)` is `make()` the first time.
+    The node is kept with its value, so its id is no other node's while the memo lives;
+    for a pass that does not change what `make` reads of the node while it runs."""
+
+    def __call__(self, node, make):
+        hit = self.get(id(node))
+        if hit is None or hit[0] is not node:
+            hit = self[id(node)] = (node, make())
+        return hit[1]

@@ -68,7 +68,7 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.extents import (ZERO, bounded_range, int_value, known, leaves_only_at_end,
                                 learn, names_of, plus, range3, shape_elements, sums, without)
-from ..frontend.trees import assigned, reads
+from ..frontend.trees import ByNode, assigned, reads
 from ..syntax import call, const, is_call, is_comment, name
 
 
@@ -168,15 +168,13 @@ class _Loop:
 
 class _Plan:
     def __init__(self, kinds):
-        self.kinds, self.before, self.binds = kinds, {}, {}
+        self.kinds, self.before, self.binds = kinds, {}, ByNode()
         self.pairs = {}  # id of a statement -> (extent, index) to check just before it
         self.drop = set()  # ids of index_in statements the plan covers
 
     def bound(self, stmt) -> set:
         """`assigned([stmt])` once per statement (checks `_insert` adds bind nothing)."""
-        if self.binds.get(id(stmt), (None,))[0] is not stmt:
-            self.binds[id(stmt)] = (stmt, assigned([stmt]))
-        return self.binds[id(stmt)][1]
+        return self.binds(stmt, lambda: assigned([stmt]))
 
     # --- walking the blocks, with the facts of rule 1 -----------------------------------
 

@@ -45,7 +45,7 @@ import copy
 import gast
 
 from ..analysis import kinds as K
-from ..frontend.trees import stores_in
+from ..frontend.trees import ByNode, stores_in
 from ..syntax import blocks, call, const, is_comment, name
 
 _SLICE, _INT = "slice", "int"
@@ -60,7 +60,7 @@ def flatten_views(func: gast.FunctionDef, kinds: dict) -> int:
         if not todo:
             return done
         changed, reread, attached, loads = set(), set(), None, _loads(func)
-        stored, memo = stores_in(func), _Memo()
+        stored, memo = stores_in(func), _Statements()
         for var in todo:
             if changed and attached is None:
                 attached = {id(b) for b in blocks(func.body)}
@@ -76,12 +76,11 @@ def flatten_views(func: gast.FunctionDef, kinds: dict) -> int:
                 attached = None
 
 
-class _Memo(dict):
+class _Statements(ByNode):
     """A round's statements' binds and node ids (its rewrites change only loads)."""
     def __call__(self, stmt):
-        if id(stmt) not in self or self[id(stmt)][0] is not stmt:
-            self[id(stmt)] = (stmt, stores_in(stmt), {id(n) for n in gast.walk(stmt)})
-        return self[id(stmt)]
+        return super().__call__(stmt, lambda: (stores_in(stmt),
+                                               {id(n) for n in gast.walk(stmt)}))
 
 
 def _loads(func) -> dict:
@@ -187,10 +186,10 @@ def _flatten(func, var: str, bindings: list, loads: list, stored: set, memo) -> 
         guards = {array, var} | {n.id for p in parts if p for b in p[1:]
                                  if isinstance(b, gast.AST)
                                  for n in gast.walk(b) if isinstance(n, gast.Name)}
-        end = next((q for q in range(at + 1, len(block)) if memo(block[q])[1] & guards),
+        end = next((q for q in range(at + 1, len(block)) if memo(block[q])[0] & guards),
                    len(block))
         plans.append((block, at, end, array, parts))
-    covered = set().union(*[memo(s)[2] for block, at, end, *_ in plans
+    covered = set().union(*[memo(s)[1] for block, at, end, *_ in plans
                             for s in block[at + 1:end]])
     outside = [(n, parent) for n, parent in loads if id(n) not in covered]
     mine = {id(n) for n, _ in loads}  # (a statement without them has nothing to rewrite)
@@ -202,7 +201,7 @@ def _flatten(func, var: str, bindings: list, loads: list, stored: set, memo) -> 
             region = block[at + 1:end]
             rewriter = _Uses(var, array, parts, _checked_shapes(region, var), region, apply)
             for k, s in enumerate(region):
-                if memo(s)[2] & mine:
+                if memo(s)[1] & mine:
                     rewriter.position = k
                     block[at + 1 + k] = rewriter.visit(s)
             if rewriter.failed:

@@ -50,6 +50,7 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.extents import range3
 from ..analysis.liveness import live_after
+from ..frontend.trees import ByNode
 from ..syntax import assign, call, const, dotted, method, name
 from .reuse_buffers import _allocator, _copies, _mentions
 
@@ -60,7 +61,7 @@ def hoist_buffers(func: gast.FunctionDef, kinds: dict, fresh) -> int:
     stores = Counter(n.id for n in gast.walk(func)
                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     top = _top_bindings(func, stores)
-    state = {"live": None, "made": 0, "counts": {},  # the top statement holding each loop
+    state = {"live": None, "made": 0, "counts": ByNode(),  # the top statement holding each loop
              "top": {id(n): stmt for stmt in func.body for n in gast.walk(stmt)
                      if isinstance(n, gast.For)}}
 
@@ -104,12 +105,10 @@ def _loop(loop, func, kinds, fresh, parents, mentions, params, stores, top, stat
     # the function before it, and not rebound in it outside the loop, are bound (with the
     # same values) when the loop starts.
     at = next(k for k, s in enumerate(func.body) if s is state["top"][id(loop)])
-    outer = state["counts"].get(id(func.body[at]))
-    if outer is None or outer[0] is not func.body[at]:
-        outer = state["counts"][id(func.body[at])] = (func.body[at], Counter(
-            n.id for n in gast.walk(func.body[at])
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)))
-    unstable = {n for n, c in outer[1].items() if c > bound_in[n]}  # bound outside too
+    outer = state["counts"](func.body[at], lambda: Counter(
+        n.id for n in gast.walk(func.body[at])
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)))
+    unstable = {n for n, c in outer.items() if c > bound_in[n]}  # bound outside too
     top = {n for n, where in top.items() if where < at} - unstable
     earlier = {s.targets[0].id for s in func.body[:at] if isinstance(s, gast.Assign)
                and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)} - unstable

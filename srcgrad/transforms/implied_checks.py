@@ -52,7 +52,7 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.equalities import Facts, meet, names_of
 from ..analysis.extents import int_value, plus
-from ..frontend.trees import assigned, reads
+from ..frontend.trees import ByNode, assigned, reads
 from ..syntax import dotted_name, is_call, is_comment
 
 _PURE_CALLS = {"max", "min", "slice_at"}
@@ -78,7 +78,8 @@ class _Walker:
     """The facts through `func`'s statements (module doc), dropping implied checks."""
 
     def __init__(self, kinds):
-        self.kinds, self.dropped, self.memo = kinds, 0, {}
+        self.kinds, self.dropped = kinds, 0
+        self.once = ByNode()  # terms and binds per node (the loops' fixed points ask again)
         self.shared = set()  # conditions of more than one loop: a later one may assume them
 
     def block(self, stmts, facts, drop):
@@ -161,13 +162,6 @@ class _Walker:
             if step == -1 else (None, None)
         terms = (self.term(lo), self.term(hi)) if lo is not None else (None,)
         return None if None in terms else ("lt",) + terms
-
-    def once(self, node, make):
-        """`make()`, computed once per node (the loops' fixed points ask again)."""
-        hit = self.memo.get(id(node))
-        if hit is None or hit[0] is not node:
-            hit = self.memo[id(node)] = (node, make())
-        return hit[1]
 
     def check(self, call, facts) -> bool:
         """Whether the facts imply the check; they then learn what it establishes."""
