@@ -7,9 +7,10 @@ both modes (rules/forward.py classifies them).
 """
 import numpy as np
 
-from ..runtime import (axis_extremum_share, clip_mask, cotangent_dot, expand_to, extremum_share, log_or_zero,
+from ..runtime import (axis_extremum_share, broadcast_like, clip_mask, cotangent_dot, expand_to, extremum_share, log_or_zero,
                        matrix_inner, reduce_sum, seed_like, select_where, stack_scalar, stored,
-                       swap_last_axes, tie_share, tril_half_diag, unit_like, zeros_like)
+                       swap_last_axes, tie_share, tril_half_diag, unbroadcast, unit_like,
+                       zeros_like)
 from .registry import defnondiff, defrule
 
 # Constants and piecewise-constant weights: no gradient.
@@ -41,6 +42,19 @@ def _into_integers(rng):
 @defrule(stored, sample=(_into_floats, _into_integers))
 def stored_vjp(g, ans, x, a):  # linear in x: zero where a holds integers
     return stored(g, a), None
+
+
+def _stretched(rng):
+    return rng.normal(size=(3,)), rng.normal(size=(2, 3))
+
+
+def _stretched_number(rng):
+    return 0.7, rng.normal(size=(2, 3))
+
+
+@defrule(broadcast_like, sample=(_stretched, _stretched_number, _into_floats))
+def broadcast_like_vjp(g, ans, t, z=None):  # linear in t; z gives the shape only
+    return unbroadcast(g, t)
 
 
 def _dotted(rng):

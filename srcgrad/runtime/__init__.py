@@ -17,7 +17,8 @@ from .tangents import matrix_inner, reduce_sum, solve_like, solve_product, unit_
 from .checks import check_cotangent, forbid_array_alias, snapshot  # noqa: F401
 from .guards import ShapeGuard, guard_kind, index_in, same_shape, slice_at, span_in  # noqa: F401
 from .recording import record_at, restore, restore_at, range_last, tape_array, tape_like, trip_count  # noqa: F401
-from .adjoints import seed_like, zeros_like, zeros_plus, unbroadcast, fill_like, stored  # noqa: F401
+from .adjoints import (broadcast_like, seed_like, zeros_like, zeros_plus,  # noqa: F401
+                       unbroadcast, fill_like, stored)
 from .cotangents import tie_share, extremum_share, select_where, log_or_zero, matmul_lhs_grad, matmul_rhs_grad  # noqa: F401
 from .axes import expand_to, axis_extremum_share, reshape_like, untranspose, cumsum_grad, clip_mask, flatten_copy, prod_others  # noqa: F401
 from .joining import concatenate_grad, stack_grad, hstack_grad, vstack_grad  # noqa: F401
@@ -65,6 +66,7 @@ __all__ = [
     "unbroadcast",
     "fill_like",
     "stored",
+    "broadcast_like",
     "tie_share",
     "extremum_share",
     "select_where",

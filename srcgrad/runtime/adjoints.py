@@ -85,6 +85,31 @@ def _fill_like(x, v):
         return lambda x, v: float(v)
     return lambda x, v: np.full(x.shape, float(v))
 
+# --- broadcast_like: a tangent stretched to its result's shape (forward mode) -----------
+
+def broadcast_like(t, z):
+    """`t` with the shape of `z`: `t` itself when it has it, else broadcast into a new array.
+    The tangent of `X - b` by `b` alone is `-t_b`, of b's shape; the result has X's."""
+    if np.ndim(z) == 0 or np.shape(t) == np.shape(z):
+        return t
+    return np.array(np.broadcast_to(t, np.shape(z)))
+
+
+@overload(broadcast_like)
+def _broadcast_like(t, z):
+    if _is_number(z):
+        return lambda t, z: t
+    if _is_number(t):
+        return lambda t, z: np.full(z.shape, t)
+    if t.ndim == z.ndim:
+        def impl(t, z):
+            if t.shape == z.shape:
+                return t
+            return np.broadcast_to(t, z.shape).copy()
+        return impl
+    return lambda t, z: np.broadcast_to(t, z.shape).copy()
+
+
 # --- unbroadcast: sum a cotangent back down to its argument's shape ---------------------
 
 def unbroadcast(g, x):

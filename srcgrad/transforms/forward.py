@@ -227,6 +227,9 @@ class _Forward:
                     if q == p:
                         stmts += [_drop_unbroadcast(s) for s in body]
                         terms.append(_folded(_drop_unbroadcast(part)))
+            if terms and self._stretched(args, keywords, terms, var):
+                return stmts + [assign(self.tan(var), call("broadcast_like", _total(terms),
+                                                           name(var)))]
         elif kind == LINEAR:
             for p in params:
                 terms.append(self.replaced(value, passed[p], self.tangent_of(passed[p])))
@@ -242,6 +245,20 @@ class _Forward:
         if not terms:
             return [assign(self.tan(var), call("zeros_like", name(var)))]
         return stmts + [assign(self.tan(var), _total(terms))]
+
+    def _stretched(self, args, keywords, terms, var: str) -> bool:
+        """Whether an elementwise operation's result may be larger than its tangent: an
+        operand without a tangent can stretch it (`X - b` by b: the term `-t_b` has b's
+        shape, the result X's), so the tangent is broadcast to the result's shape. A term
+        that reads that operand or the result (`t_b * X`, `-t_b * ans / b`) broadcasts
+        with it already; only terms reading neither need it."""
+        operands = list(args) + list(keywords.values())
+        inactive = {o.id for o in operands if isinstance(o, gast.Name) and o.id not in self.active}
+        if len(operands) < 2 or not inactive:
+            return False
+        full = inactive | {var}
+        return any(not any(isinstance(n, gast.Name) and n.id in full for n in gast.walk(term))
+                   for term in terms)
 
     @staticmethod
     def replaced(value, operand, tangent):
