@@ -305,6 +305,47 @@ def test_callee_writing_into_a_caller_array_is_rejected():
         srcgrad.grad(writes_into_argument_private)
 
 
+def _apply_bc(u):  # works by its writes, returns nothing
+    u[0] = u[1]
+    u[-1] = u[-2]
+
+
+def writes_boundary_in_place(u0, c):
+    u = u0 * 1.0
+    for _ in range(3):
+        _apply_bc(u)
+        u[1:-1] = u[1:-1] + c * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return np.sum(u * u)
+
+
+def _record_first(u):  # no return: Python's None; writes only its own array
+    v = np.zeros(2)
+    v[0] = u[0]
+
+
+def _returns_bare(u):
+    if u[0] > 10.0:
+        return
+    w = u * 2.0
+
+
+def calls_helpers_returning_none(u):
+    _record_first(u)
+    _returns_bare(u)
+    return np.sum(np.sin(u))
+
+
+def test_callee_without_return_returns_none():
+    """A helper without a return (or with a bare one) returns None, as in Python; one that
+    writes into the caller's array is refused with advice that keeps its effect."""
+    with pytest.raises(srcgrad.SrcgradSyntaxError,
+                       match=r"_apply_bc\(\) writing into its parameter 'u'.*return it, and "
+                             r"assign the call's result in the caller: u = _apply_bc\(\.\.\.\)"):
+        srcgrad.grad(writes_boundary_in_place)
+    for jit in (True, False):
+        check_gradient(calls_helpers_returning_none, (np.linspace(0.1, 1.0, 5),), 0, jit=jit)
+
+
 def test_call_without_source_points_to_defvjp():
     with pytest.raises(srcgrad.MissingRuleError) as err:
         srcgrad.grad(uses_no_source)

@@ -15,6 +15,7 @@ srcgrad; each ``reason`` says what is wrong.
 
 import math
 import os
+import sys
 import warnings
 from pathlib import Path
 
@@ -863,6 +864,23 @@ def _recursive_reads_past_the_end(x, k):
     return _recursive_reads_past_the_end(x, k - 1) * 2.0
 
 
+def _divides_by_an_element(x, y):
+    return np.sum(x * x) / y[0]  # NumPy: inf; numba's compiled code: ZeroDivisionError
+
+
+def test_compiled_code_raising_where_numpy_does_not_gives_numpys_numbers():
+    """numba raises ZeroDivisionError for a float64 divided by zero, where NumPy gives inf:
+    the function runs again as Python (backend/raised.py) and its numbers are returned,
+    with a warning saying so."""
+    x, y = np.arange(1.0, 4.0), np.zeros(2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = _divides_by_an_element(x, y)
+        with pytest.warns(srcgrad.SrcgradWarning, match="raised ZeroDivisionError"):
+            value, grad = srcgrad.value_and_grad(_divides_by_an_element)(x, y)
+    assert value == expected == np.inf
+    assert np.all(np.isposinf(grad))
+
+
 @pytest.mark.parametrize("jit", [True, False], ids=["jit", "nojit"])
 def test_index_out_of_range_raises_as_numpy_does(jit):
     """numba's compiled code is bounds checked: a read past the end raises IndexError, as the
@@ -872,6 +890,13 @@ def test_index_out_of_range_raises_as_numpy_does(jit):
         _reads_past_the_end(x)
     for func, args in ((_reads_past_the_end, (x,)), (_recursive_reads_past_the_end, (x, 2))):
         gradient = srcgrad.grad(func, wrt=0, jit=jit)  # the second: a generated helper raises
-        with pytest.raises(IndexError):
+        with pytest.raises(IndexError) as info:
             gradient(*args)
-        assert gradient.backend == ("numba" if jit else "python")
+        # compiled code that raised is run again as Python (backend/raised.py): NumPy's
+        # message, and a note naming the user's line
+        assert gradient.backend == "python"
+        if func is _reads_past_the_end and sys.version_info >= (3, 11):
+            assert "index 4 is out of bounds for axis 0 with size 4" in str(info.value)
+            line = _reads_past_the_end.__code__.co_firstlineno + 3
+            assert any(f"test_errors.py:{line}: total += x[i] * x[i + 1]" in note
+                       for note in info.value.__notes__), info.value.__notes__

@@ -38,7 +38,7 @@ from numba.core.caching import NullCache
 from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
 from ..errors import Location, SrcgradError, SrcgradWarning, outside
-from . import allocator, fused, helper_cache
+from . import allocator, fused, helper_cache, raised
 from .shared_cache import shared
 from .numba_reasons import construct
 from .reals import ComplexWarning, complex_type, first_complex_line, has_complex
@@ -86,6 +86,7 @@ class Compiled:
                 if done:
                     self.backend = "numba"
                     return result
+            failed = None
             try:
                 result = self.dispatcher(*args)
             except NumbaError as exc:
@@ -93,26 +94,49 @@ class Compiled:
                     return self(*args)
                 self._fall_back(exc)
             except Exception as exc:
-                if self._compiled_for(args):
-                    self.backend = "numba"  # the compiled code ran and raised
-                    raise
-                if self._drop_unreadable_cache(exc):
+                if self._compiled_for(args):  # the compiled code ran and raised
+                    if isinstance(exc, SrcgradError):  # srcgrad's own check: named already
+                        self.backend = "numba"
+                        raise
+                    failed = exc
+                elif self._drop_unreadable_cache(exc):
                     return self(*args)
-                self._fall_back(exc)  # numba itself failed while compiling (not a NumbaError)
+                else:
+                    self._fall_back(exc)  # numba failed while compiling (not a NumbaError)
             else:
                 self.backend = "numba"
                 if self.form is not None:
                     self.form.plain_ran()
                 return result
+            if failed is not None:  # outside the handler: NumPy's exception, not a chain
+                return self._raised(args, failed)
         self.backend = "python"
+        return self._plain(args)
+
+    def _plain(self, args):
+        """The function run as Python; what it raises is named at the user's line (raised.py)."""
         with warnings.catch_warnings():  # a complex value cast to real: refused (reals.py)
             warnings.simplefilter("error", ComplexWarning)
             try:
                 result = self.python(*args)
             except ComplexWarning:
                 result = 1j
+            except Exception as exc:
+                raised.locate(exc, self.path, self.line_map, self.describe)
+                raise
         if has_complex(result):
             self.refuse_complex(args)
+        return result
+
+    def _raised(self, args, exc):
+        """The compiled code raised `exc`: run the function as Python, which raises NumPy's
+        exception at the user's line; where it returns instead, its result, with a warning."""
+        self.backend = "python"
+        result = self._plain(args)
+        warnings.warn(
+            f"srcgrad: the compiled {self.describe} raised {type(exc).__name__}: {_message(exc)}"
+            f", where it runs as plain Python; the result is the plain Python run's.",
+            SrcgradWarning, stacklevel=outside())
         return result
 
     @staticmethod

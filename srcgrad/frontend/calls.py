@@ -268,7 +268,8 @@ class _Linker:
             specialise(parsed.tree, shape, parsed)
             shape.rewrite(call)
         try:
-            resolved = desugar(mark_checkpoints(resolve(check(specialise_locals(parsed)))))
+            resolved = desugar(mark_checkpoints(resolve(check(specialise_locals(parsed),
+                                                                     callee=True))))
         except SrcgradError as exc:
             if hasattr(exc, "add_note"):  # Python 3.11+: say which call led there
                 loc = owner.parsed.loc(call)

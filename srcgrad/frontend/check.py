@@ -83,7 +83,10 @@ def _construct(node) -> str:
     return _NAMES.get(name, f"{name} construct")
 
 
-def check(parsed: Parsed) -> Parsed:
+def check(parsed: Parsed, callee: bool = False) -> Parsed:
+    """`parsed` if srcgrad can differentiate it, else SrcgradSyntaxError at the line. A
+    `callee` (a function the differentiated one calls) may end without a return, or return
+    bare: it returns None, as in Python (`return None` is written for it)."""
     tree = parsed.tree
     args = tree.args
     if args.vararg is not None or args.kwarg is not None:
@@ -97,7 +100,7 @@ def check(parsed: Parsed) -> Parsed:
             _check_local_function(parsed, stmt.value)
         else:
             _check_statement(parsed, stmt)
-    _check_return(parsed, tree)
+    _check_return(parsed, tree, callee)
     if not is_generated(parsed.func):  # generated code uses the reserved names on purpose
         _check_names(parsed, tree, params)
     return parsed
@@ -126,7 +129,7 @@ def _check_local_function(parsed: Parsed, fdef) -> None:
         if not isinstance(default, gast.Constant):
             refuse(parsed, default, "a default value that is not a constant in a nested function")
     if isinstance(fdef, gast.FunctionDef) and _returns(fdef):  # none: it returns None
-        _check_return(parsed, fdef)
+        _check_return(parsed, fdef, False)
 
 
 def _check_statement(parsed: Parsed, stmt) -> None:
@@ -243,8 +246,16 @@ def _returns(tree) -> list:
     return found
 
 
-def _check_return(parsed: Parsed, tree) -> None:
+def _check_return(parsed: Parsed, tree, callee: bool) -> None:
     returns = _returns(tree)
+    if callee:  # Python's implicit `return None`, written out
+        for ret in returns:
+            if ret.value is None:
+                ret.value = gast.copy_location(gast.Constant(value=None, kind=None), ret)
+        if not returns:
+            tree.body.append(gast.copy_location(
+                gast.Return(value=gast.Constant(value=None, kind=None)), tree.body[-1]))
+        return
     if not returns:
         refuse(parsed, tree, "a function without a return statement",
               "return the scalar to differentiate")

@@ -158,9 +158,13 @@ class Inliner:
             #                             may read its value, which the writes would change
         if caller_array and written:
             if shares:
-                self.fail(call, f"{call.callee.name}() writing into its parameter {user!r}, "
-                          f"which is the caller's {shown}",
-                          f"copy it first inside {call.callee.name}(): {user} = {user}.copy()")
+                name = call.callee.name
+                advice = f"copy it first inside {name}(): {user} = {user}.copy()"
+                if _returns_none(call.callee.body):  # its writes are all it does
+                    advice += (f", return it, and assign the call's result in the caller: "
+                               f"{shown.strip(chr(39))} = {name}(...)")
+                self.fail(call, f"{name}() writing into its parameter {user!r}, "
+                          f"which is the caller's {shown}", advice)
             self.assign(self.define(param), value)  # rebound before any write: no sharing
             return
         self.bind(_name(param, store=True), value)
@@ -251,3 +255,9 @@ def _first_event(body, name: str) -> str | None:
             fresh = not (isinstance(value, gast.Name) or is_view(value))
             return "rebound" if fresh else "written"
     return None
+
+
+def _returns_none(body) -> bool:
+    """Whether every return of a function's `body` returns None (it works by its writes)."""
+    returns = [n for stmt in body for n in gast.walk(stmt) if isinstance(n, gast.Return)]
+    return all(isinstance(r.value, gast.Constant) and r.value.value is None for r in returns)
