@@ -354,6 +354,26 @@ def test_variables_read_by_called_functions_are_watched():
     assert [v.name for v in tape.watched_variables()] == ["W_module:0"]
 
 
+A_WATCHED = np.array([1.0, 2.0])
+
+
+def reads_module_values(x):
+    return x @ W_MODULE[0] + x @ A_WATCHED
+
+
+def test_a_variable_read_by_a_call_and_by_the_block_gets_both_terms():
+    """The model reads W from its module, the block's L2 penalty reads it too: the gradient
+    by the Variable is the sum of both (it was the penalty's alone), for a watched array
+    alike."""
+    x = np.array([3.0, 4.0])
+    with tf.GradientTape() as tape:
+        tape.watch(A_WATCHED)
+        loss = reads_module_values(x) + 0.5 * np.sum(W_MODULE ** 2) + np.sum(A_WATCHED ** 2)
+    g_w, g_a = tape.gradient(loss, [W_MODULE, A_WATCHED])
+    np.testing.assert_allclose(g_w, x[None, :] + W_MODULE.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(g_a, x + 2 * A_WATCHED, rtol=1e-12)
+
+
 def test_training_loop_example_runs():
     run = subprocess.run([sys.executable, "examples/training_loop.py"], capture_output=True,
                          text=True, cwd=__file__.rsplit("/tests/", 1)[0])

@@ -222,40 +222,43 @@ class GradientTape:
         target_names = [name_assigned(now, assigned, t) or name_read(snapshot, t)
                         for t in targets]
         read_by_calls = self._read_by_calls(now)
-        kinds = []  # per source leaf: (name, "input"/"cut"/"global") or None
+        kinds = []  # per source leaf: [(name, "input"/"cut"/"global"), ...]
         for leaf in leaves:
             name = name_read(snapshot, leaf) or name_assigned(now, assigned, leaf)
-            kind = None
+            kind, found = None, []
             if name is not None and is_float(leaf):
                 if snapshot.get(name) is leaf:
                     kind = (name, "input") if name in watched_inputs else None
                 elif name in known.reached(deps, watched_inputs):
                     kind = (name, "cut")
-            elif id(leaf) in read_by_calls and self._is_watched(leaf):
-                kinds.append((read_by_calls[id(leaf)], "global"))  # read inside a call
-                continue
-            connected = kind is not None and any(
-                t is not None and (t == kind[0] or t in known.reached(deps, {kind[0]}))
-                for t in target_names)
-            kinds.append(kind if connected else None)
-        chosen = dict(k for k in kinds if k is not None)  # name -> its kind
-        wrt = list(dict.fromkeys(k[0] for k in kinds if k is not None))
+            if kind is not None and any(
+                    t is not None and (t == kind[0] or t in known.reached(deps, {kind[0]}))
+                    for t in target_names):
+                found.append(kind)
+            if id(leaf) in read_by_calls and self._is_watched(leaf):
+                found.append((read_by_calls[id(leaf)], "global"))  # read inside a call too
+            kinds.append(found)
+        chosen = dict(k for found in kinds for k in found)  # name -> its kind
+        wrt = list(chosen)
         cut = [n for n in wrt if chosen[n] == "cut"]
         results = dict.fromkeys(wrt)
         if wrt:
             results = self._run(target_names, seeds, wrt, cut, now)
         out = []
-        for leaf, kind in zip(leaves, kinds):
-            if kind is None:
+        for leaf, found in zip(leaves, kinds):
+            parts = [results[n] for n, _ in found if results[n] is not None]
+            if parts:  # a Variable read under several names: the sum of their gradients
+                out.append(parts[0] if len(parts) == 1 else sum(parts[1:], parts[0]))
+            elif found:
+                out.append(None)
+            else:
                 out.append(np.zeros(np.shape(plain(leaf))) if zero and is_float(leaf)
                            else None)
-            else:
-                out.append(results[kind[0]])
         return out
 
     def _read_by_calls(self, now=None) -> dict:
-        """id(Variable) -> its name in generated code, for the Variables the functions the
-        block calls read from their modules (they are watched like the block's own)."""
+        """id(value) -> its name in generated code, for the Variables (and watched arrays) the
+        functions the block calls read from their modules (watched like the block's own)."""
         inputs = tuple(self._snapshot)
         key = (inputs, self._block.start, self._block.stop)
         resolved = self._block.resolved.get(key)
@@ -267,7 +270,7 @@ class GradientTape:
             resolved = self._block.resolved[key] = link(desugar(resolve(check(parse(func)))))
         return {id(v): n for n, v in zip(resolved.data_globals,
                                          read_data(self._block, resolved, now))
-                if isinstance(v, Variable)}
+                if isinstance(v, Variable) or id(v) in self._watched}
 
     def _run(self, target_names, seeds, wrt, cut, now) -> dict:
         if any(t is None for t in target_names):
