@@ -374,6 +374,41 @@ def test_a_variable_read_by_a_call_and_by_the_block_gets_both_terms():
     np.testing.assert_allclose(g_a, x + 2 * A_WATCHED, rtol=1e-12)
 
 
+class _Scale:  # a Keras-style layer holding its Variable
+    def __init__(self):
+        self.w = tf.Variable(np.array([1.0, 2.0]), name="scale_w")
+
+    def __call__(self, x):
+        return x * self.w
+
+
+def test_a_variable_read_inside_a_list_or_an_object_is_an_error():
+    """The block's function takes lists as arrays and objects not at all: a Variable read
+    inside one (`variables[k]`, `layer.w`) would lose those terms; an error says so."""
+    w1 = tf.Variable(np.array([1.0, 2.0]), name="w1")
+    w2 = tf.Variable(np.array([3.0, -1.0]), name="w2")
+    variables = [w1, w2]
+    x = np.array([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        loss = np.sum(x * w1 * w2) + 0.5 * sum(np.sum(v ** 2) for v in variables)
+    with pytest.raises(srcgrad.SrcgradError, match=r"'w1:0'.* inside `variables\[0\]`"):
+        tape.gradient(loss, variables)
+    layer = _Scale()
+    with tf.GradientTape() as tape:
+        loss = np.sum(layer(x) ** 2)
+    with pytest.raises(srcgrad.SrcgradError, match=r"inside `layer\.w`"):
+        tape.gradient(loss, layer.w)
+
+
+def test_a_list_of_arrays_of_different_shapes_is_read():
+    w = tf.Variable(np.ones((2, 3)), name="w_ragged")
+    constants = [np.ones(2), np.ones(3)]
+    x = np.array([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        loss = np.sum(x @ w) + np.sum(constants[0] * x)
+    np.testing.assert_allclose(tape.gradient(loss, w), np.outer(x, np.ones(3)))
+
+
 def test_training_loop_example_runs():
     run = subprocess.run([sys.executable, "examples/training_loop.py"], capture_output=True,
                          text=True, cwd=__file__.rsplit("/tests/", 1)[0])

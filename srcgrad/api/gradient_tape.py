@@ -37,7 +37,8 @@ from ..errors import SrcgradError
 from ..frontend.parse import parse
 from ..frontend.resolve import resolve
 from .tape_blocks import Block, BlockGradient, leaves, rebuild
-from .tape_facts import (FrameValues, check_cut, facts, fresh, is_float, name_assigned, name_read,
+from .tape_facts import (FrameValues, check_cut, facts, fresh, held_inside, is_float,
+                         name_assigned, name_read,
                          plain, read_data, refresh, straight, with_site)
 from .executed_lines import start_line_events, stop_line_events
 from .variables import Variable
@@ -224,6 +225,7 @@ class GradientTape:
         read_by_calls = self._read_by_calls(now)
         kinds = []  # per source leaf: [(name, "input"/"cut"/"global"), ...]
         for leaf in leaves:
+            self._refuse_held_inside(known.reads, now, leaf)
             name = name_read(snapshot, leaf) or name_assigned(now, assigned, leaf)
             kind, found = None, []
             if name is not None and is_float(leaf):
@@ -255,6 +257,22 @@ class GradientTape:
                 out.append(np.zeros(np.shape(plain(leaf))) if zero and is_float(leaf)
                            else None)
         return out
+
+    def _refuse_held_inside(self, reads, now, leaf) -> None:
+        """A watched value the block reads inside a list, dict or object (`variables[0]`,
+        `layer.w`) is not an input of the block's function: its gradient would miss what is
+        computed from there, so it is an error, not a wrong number."""
+        inside = held_inside(reads, now, leaf) if self._is_watched(leaf) else None
+        if inside is None:
+            return
+        what = f"the Variable {leaf.name!r}" if isinstance(leaf, Variable) else "a watched array"
+        raise SrcgradError(
+            f"srcgrad.GradientTape cannot differentiate by {what}: the block at "
+            f"{self._block.filename}:{self._block.start} reads it inside `{inside}` (a list, "
+            "tuple or dict, or an object's attribute), and its gradient would miss what is "
+            "computed from there. Hand it to the code by a name of its own (name the Variable "
+            "in the block and pass it: `model(x, w)` rather than `layer(x)` reading "
+            "`layer.w`), or differentiate a function of it with srcgrad.grad.")
 
     def _read_by_calls(self, now=None) -> dict:
         """id(value) -> its name in generated code, for the Variables (and watched arrays) the

@@ -182,6 +182,39 @@ def name_read(snapshot: dict, value):
     return None
 
 
+def held_inside(reads, values: FrameValues, value) -> str | None:
+    """Where the block reads `value` inside another value, as `name[k]` or `name.attr`: in a
+    list, tuple or dict, or an attribute of an object of the user's (a layer holding its
+    Variables), up to three levels down; None if nowhere."""
+    for name in reads:
+        if name in values:
+            path = _path_to(values[name], value, 0)
+            if path is not None:
+                return name + path
+    return None
+
+
+def _path_to(held, value, depth):
+    if depth > 2 or isinstance(held, (np.ndarray, Variable, str, bytes, int, float)):
+        return None
+    if isinstance(held, (list, tuple)) and len(held) <= 10_000:
+        items = [(f"[{k}]", v) for k, v in enumerate(held)]
+    elif isinstance(held, dict) and len(held) <= 10_000:
+        items = [(f"[{k!r}]", v) for k, v in held.items()]
+    elif (isinstance(getattr(held, "__dict__", None), dict) and not isinstance(held, type)
+          and not type(held).__module__.startswith(("srcgrad", "builtins"))):
+        items = [(f".{k}", v) for k, v in vars(held).items()]
+    else:
+        return None
+    for key, item in items:
+        if item is value:
+            return key
+        below = _path_to(item, value, depth + 1)
+        if below is not None:
+            return key + below
+    return None
+
+
 def name_assigned(values: FrameValues, assigned, value):
     """The first of the names the block assigns that holds `value` now, or None."""
     local, outer = values.locals, values.globals
@@ -235,7 +268,10 @@ def plain(value, copy=True):
     if isinstance(value, Variable):
         return value.value
     if isinstance(value, (list, tuple)):
-        value = np.asarray(value, dtype=np.float64)
+        try:
+            value = np.asarray(value, dtype=np.float64)
+        except ValueError:  # arrays of different shapes: a list of them
+            return [plain(v, copy) for v in value]
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return float(value)
