@@ -235,7 +235,8 @@ class Compiled:
 
     def _fall_back(self, exc: Exception) -> None:
         self.module.__dict__.update(self.helpers)  # the Python main calls Python helpers
-        reason = _message(exc)
+        reason = _message(exc) or (f"{type(exc).__name__} raised inside numba, without a "
+                                   "message (numba cannot compile this code)")
         self.fallback_reason = reason
         user_line = self.user_line(reason)
         what = construct(reason) or f"numba said: {_key_line(reason)}"
