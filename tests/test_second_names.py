@@ -128,3 +128,25 @@ def test_shared_memory_seen_is_an_error(f, line, partner):
     message = str(info.value)
     assert "test_second_names.py" in message and line in message, message
     assert f"shares memory with '{partner}'" in message, message
+
+
+def loop_name_reused(x):
+    fs = []
+    for s in range(3):
+        f = np.zeros(2)
+        f[0] = 1.5 * x[s]
+        fs.append(f)
+    total = 0.0
+    for f in fs:  # f, written above, now names each element of fs
+        total = total + np.sum(f * f)
+    return total
+
+
+def test_loop_variable_named_like_an_array_written_elsewhere():
+    """The refusal names the user's loop and list, not desugar's `fs[_iK]`, and says what to
+    change."""
+    with pytest.raises(srcgrad.SrcgradSyntaxError) as info:
+        srcgrad.grad(loop_name_reused, jit=False)(X.copy())
+    message = str(info.value)
+    assert "a loop binding 'f' to each element of `fs`" in message, message
+    assert "for f2 in" in message and "for f in fs:" in message and "_i" not in message

@@ -279,7 +279,9 @@ class _Desugar:
             if index is not None:
                 prefix.append(_assign(index, gast.BinOp(left=_name(var), op=gast.Add(),
                                                         right=start), stmt))
-        prefix.append(_assign(target, element(_name(var)), stmt))
+        bind = _assign(target, element(_name(var)), stmt)
+        bind.element_of_loop = stmt  # error messages name the loop, not `seq[_iK]`
+        prefix.append(bind)
         return pre, _name(var, store=True), _call("range", length), prefix
 
     def sequence(self, it, assigned, where):

@@ -64,6 +64,12 @@ class SecondNames:
             self.fail(loop, f"iterating over {show(source)}, which the function writes into, "
                       "in a loop whose body rebinds it",
                       f"iterate over a copy, {self.names.user(source)}.copy()")
+        over = getattr(self.where, "element_of_loop", None)  # desugar's `v = seq[_iK]`
+        if source is None and over is not None:
+            self.fail(over, f"a loop binding {show(name)} to each element of "
+                      f"`{self.names.text(value.value)}` in a function that writes into "
+                      f"{show(name)} elsewhere (srcgrad tells the two apart by name only)",
+                      f"give the loop variable a name of its own (for {user}2 in ...)")
         if source is None:  # a view of an array written through another name
             what = self.names.text(value)
             self.fail(self.where, f"writing into {show(name)}, which shares memory with "
