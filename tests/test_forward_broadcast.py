@@ -5,9 +5,12 @@ mode once kept the smaller shape, so a later sum, transpose, index or axis reduc
 wrong number without an error (jacfwd of `np.sum(X - b)` by a scalar b: -1 instead of
 -X.size; Hessians of centred and intercept losses a factor of n off) or raised inside the
 generated code. The tangent is now broadcast to the result's shape (`broadcast_like`,
-transforms/forward.py). Each case is checked against JAX's Hessian (skipped where JAX is not
+transforms/forward.py), also where an operand stretches the result past a smaller
+condition or bound (`np.where(mu > 0, mu, X)`, `np.clip(a, lo, X)`). Each case is checked against JAX's Hessian (skipped where JAX is not
 installed) or a closed form, numba on and off.
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -46,6 +49,18 @@ def first_column(mu):
     return np.sum(np.cos(r[:, 0]) * r[:, 1])
 
 
+def small_condition(mu):  # the condition is mu's shape, the result X's
+    return np.sum(np.where(mu > 0.0, mu, X) ** 2)
+
+
+def clipped_from_below(lo):  # the upper bound stretches the result
+    return np.sum(np.clip(MU, lo, X)) ** 2
+
+
+def crossed_bounds(lo):  # lo > hi: NumPy's clip is hi everywhere, nothing by lo
+    return np.sum(np.clip(MU, lo, -5.0) * lo)
+
+
 def gaussian(mu):
     r = X - mu
     return 0.5 * np.sum(r * np.linalg.solve(S, r.T).T)
@@ -64,12 +79,19 @@ def test_scalar_intercept_hessian(jit):
 
 
 @JITS
-@pytest.mark.parametrize("func", [centred_columns, transposed, first_column, gaussian],
+@pytest.mark.parametrize("func", [centred_columns, transposed, first_column, gaussian,
+                                  small_condition, clipped_from_below, crossed_bounds],
                          ids=lambda f: f.__name__)
 def test_hessian_by_a_broadcast_vector_matches_jax(func, jit):
-    expected = jax_hessian(func, MU)
-    np.testing.assert_allclose(srcgrad.hessian(func, jit=jit)(MU), expected, rtol=1e-9,
-                               atol=1e-9)
-    v = np.array([1.0, -0.5, 2.0])
-    np.testing.assert_allclose(srcgrad.hvp(func, jit=jit)(MU, v), expected @ v, rtol=1e-9,
-                               atol=1e-9)
+    # away from ties of a bound with the argument (there NumPy's clip has no derivative)
+    at = MU + {crossed_bounds: 3.0, clipped_from_below: 0.5}.get(func, 0.0)
+    expected = jax_hessian(func, at)
+    with warnings.catch_warnings():  # numba has no clip with array bounds: Python runs
+        warnings.simplefilter("ignore", srcgrad.SrcgradWarning)
+        np.testing.assert_allclose(srcgrad.hessian(func, jit=jit)(at), expected, rtol=1e-9,
+                                   atol=1e-9)
+        v = np.array([1.0, -0.5, 2.0])
+        np.testing.assert_allclose(srcgrad.hvp(func, jit=jit)(at, v), expected @ v,
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(srcgrad.jacfwd(srcgrad.grad(func, jit=jit), jit=jit)(at),
+                                   expected, rtol=1e-9, atol=1e-9)

@@ -167,12 +167,21 @@ def _clip_scalars(rng):
     return float(rng.uniform(-2.0, 2.0)), -0.5, 0.5
 
 
-@defrule(np.clip, sample=(_clip_scalar_bounds, _clip_array_bounds, _clip_scalars))
+def _clip_crossed_bounds(rng):  # a_min > a_max: NumPy gives a_max everywhere
+    return rng.uniform(-2.0, 2.0, size=(3,)), rng.uniform(0.5, 1.0, size=(3,)), -0.3
+
+
+@defrule(np.clip, sample=(_clip_scalar_bounds, _clip_array_bounds, _clip_scalars,
+                          _clip_crossed_bounds))
 def clip(g, ans, a, a_min, a_max):
-    # the argument where it lies strictly between the bounds, a bound where it is clipped to it
+    # NumPy's minimum(maximum(a, a_min), a_max): the argument where it lies strictly between
+    # the bounds, a_min where a <= a_min < a_max, a_max elsewhere (everywhere when the
+    # bounds cross, a_min >= a_max)
     return (unbroadcast(g * clip_mask(a, a_min, a_max), a),
-            unbroadcast(g * (1.0 - clip_mask(a, a_min, None)), a_min),
-            unbroadcast(g * (1.0 - clip_mask(a, None, a_max)), a_max))
+            unbroadcast(g * ((1.0 - clip_mask(a, a_min, None)) * clip_mask(a_min, None, a_max)),
+                        a_min),
+            unbroadcast(g * (1.0 - clip_mask(a, None, a_max) * clip_mask(a_max, a_min, None)),
+                        a_max))
 
 
 @defrule(np.logaddexp, shapes=BINARY)

@@ -89,6 +89,10 @@ def _folded(term):
     return term if isinstance(folded, gast.Name) else folded
 
 
+def _names(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
 def _total(terms):
     total = terms[0]
     for term in terms[1:]:
@@ -218,7 +222,7 @@ class _Forward:
         passed = bind(rule.vjp, None, None, *args, **keywords)
         params = [p for p in differentiable_params(rule.vjp)
                   if self.tangent_of(passed[p]) is not None]
-        stmts, terms = [], []
+        stmts, terms, covered = [], [], set()
         if kind == ELEMENTWISE:
             for p in params:
                 body, parts = instantiate(rule, self.tangent_of(passed[p]), name(var), args,
@@ -227,7 +231,15 @@ class _Forward:
                     if q == p:
                         stmts += [_drop_unbroadcast(s) for s in body]
                         terms.append(_folded(_drop_unbroadcast(part)))
-            if terms and self._stretched(args, keywords, terms, var):
+                        covered |= _names(terms[-1]) | _names(passed[p])
+            operands = _names(gast.Tuple(elts=list(args) + list(keywords.values()),
+                                         ctx=gast.Load()))
+            # The tangent has the result's shape when its terms together read the result or
+            # every operand (a term reads its own operand's tangent, of that operand's
+            # shape); else an operand no term reads may stretch the result beyond them
+            # (`X - b` by b: `-t_b`; `np.where(c, mu, X)` by mu: `select_where(c, t_mu,
+            # 0.0)`), and the sum is broadcast to it.
+            if terms and var not in covered and not operands <= covered:
                 return stmts + [assign(self.tan(var), call("broadcast_like", _total(terms),
                                                            name(var)))]
         elif kind == LINEAR:
@@ -245,20 +257,6 @@ class _Forward:
         if not terms:
             return [assign(self.tan(var), call("zeros_like", name(var)))]
         return stmts + [assign(self.tan(var), _total(terms))]
-
-    def _stretched(self, args, keywords, terms, var: str) -> bool:
-        """Whether an elementwise operation's result may be larger than its tangent: an
-        operand without a tangent can stretch it (`X - b` by b: the term `-t_b` has b's
-        shape, the result X's), so the tangent is broadcast to the result's shape. A term
-        that reads that operand or the result (`t_b * X`, `-t_b * ans / b`) broadcasts
-        with it already; only terms reading neither need it."""
-        operands = list(args) + list(keywords.values())
-        inactive = {o.id for o in operands if isinstance(o, gast.Name) and o.id not in self.active}
-        if len(operands) < 2 or not inactive:
-            return False
-        full = inactive | {var}
-        return any(not any(isinstance(n, gast.Name) and n.id in full for n in gast.walk(term))
-                   for term in terms)
 
     @staticmethod
     def replaced(value, operand, tangent):
