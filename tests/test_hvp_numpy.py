@@ -73,11 +73,17 @@ def in_a_loop(x):
     return s
 
 
+def spreads(x):  # np.var / np.std (forward rules of their own) and np.diff (linear)
+    rows = x.reshape(2, 3)
+    normed = (rows - np.mean(rows, axis=1, keepdims=True)) / np.std(rows, axis=1, keepdims=True)
+    return np.sum(np.sin(normed)) + np.var(x, ddof=1) * np.sum(np.diff(x) ** 2)
+
+
 FUNCTIONS = [prod, prod_with_zero, norms, norm_rows, solves, sort_and_median, percentiles,
-             cumprod, in_a_loop]
+             cumprod, in_a_loop, spreads]
 # numba compiles each HVP in seconds: a loop through sort, prod, norm and cumprod, and a
 # solve, stand for the rest (the suite's time); test_numba_twins checks the other helpers
-NUMBA = [in_a_loop, solve_vector]
+NUMBA = [in_a_loop, solve_vector, spreads]
 CASES = [(f, False) for f in FUNCTIONS] + [(f, True) for f in NUMBA]
 
 

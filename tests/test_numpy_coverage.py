@@ -22,7 +22,8 @@ import pytest
 import srcgrad
 from gradcheck import check_fallback_gradient, assert_close, check_corpus, check_gradient, numerical_grad
 from srcgrad.rules import REGISTRY
-from srcgrad.runtime import (axis_extremum_share, cumsum_grad, expand_to, flatten_copy, clip_mask,
+from srcgrad.runtime import (axis_extremum_share, cumsum_grad, diff_grad, expand_to, flatten_copy,
+                             clip_mask,
                              reshape_like, untranspose)
 
 WEIGHTS = np.array([0.5, -1.25, 2.0, 0.75])
@@ -223,6 +224,26 @@ def constants_mixed_in(x):
 # "fallback": numba cannot compile a primal; jit=True must warn and fall back.
 # "numba-fd": like "numba", but checked against finite differences only (autograd does
 #             not differentiate np.clip with respect to its bounds).
+# var, std, diff (found missing by a new user, 2026-12-07)
+
+def var_std_axes(A):
+    return np.sum(np.var(A, axis=0)) + np.sum(A.std(axis=1, ddof=1) ** 2) + np.std(A)
+
+
+def layer_norm_rows(A):
+    mu = np.mean(A, axis=-1, keepdims=True)
+    sd = np.std(A, axis=-1, keepdims=True)
+    return np.sum(np.tanh((A - mu) / sd))
+
+
+def diff_chain(x):
+    return np.sum(np.diff(x) ** 2) + np.sum(np.diff(x, n=2) ** 3)
+
+
+def diff_rows_axis0(A):  # numba's np.diff has no axis: plain Python runs
+    return np.sum(np.sin(np.diff(A, axis=0)))
+
+
 def _case(func, make_args, wrt=0, mode="numba"):
     return pytest.param(func, make_args, wrt, mode, id=func.__name__)
 
@@ -268,6 +289,10 @@ CASES = [
           lambda: (_rng(34).normal(size=5), _rng(35).uniform(0.3, 2.0, size=5)), (0, 1)),
     _case(math_hypot_atan2, lambda: (0.7, -1.3), (0, 1)),
     _case(constants_mixed_in, lambda: (_rng(36).normal(size=4),)),
+    _case(var_std_axes, lambda: (_rng(37).normal(size=(3, 4)),)),
+    _case(layer_norm_rows, lambda: (_rng(38).normal(size=(2, 5)),)),
+    _case(diff_chain, lambda: (_rng(39).normal(size=7),)),
+    _case(diff_rows_axis0, lambda: (_rng(40).normal(size=(4, 3)),), mode="fallback"),
 ]
 
 
@@ -354,10 +379,11 @@ _NB = {
     "cumsum_grad": numba.njit(lambda g, x, axis: cumsum_grad(g, x, axis)),
     "clip_mask": numba.njit(lambda a, lo, hi: clip_mask(a, lo, hi)),
     "flatten_copy": numba.njit(lambda a: flatten_copy(a)),
+    "diff_grad": numba.njit(lambda g, a, n, axis: diff_grad(g, a, n, axis)),
 }
 _PY = {"expand_to": expand_to, "axis_extremum_share": axis_extremum_share,
        "reshape_like": reshape_like, "untranspose": untranspose, "cumsum_grad": cumsum_grad,
-       "clip_mask": clip_mask, "flatten_copy": flatten_copy}
+       "clip_mask": clip_mask, "flatten_copy": flatten_copy, "diff_grad": diff_grad}
 _T = _R.normal(size=(2, 3, 4))
 _TIES = np.array([[1.0, 3.0, 3.0], [0.5, 0.5, -1.0]])
 
@@ -371,6 +397,8 @@ TWIN_CASES = [
     ("axis_extremum_share", (_TIES, np.max(_TIES, axis=1), 1, False), "ties-rows"),
     ("axis_extremum_share", (_TIES, np.min(_TIES, axis=0), 0, False), "cols"),
     ("axis_extremum_share", (_TIES, 3.0, None, False), "whole"),
+    ("diff_grad", (_R.normal(size=(3, 4)), _R.normal(size=(3, 5)), 1, -1), "rows"),
+    ("diff_grad", (_R.normal(size=(2,)), _R.normal(size=(4,)), 2, -1), "twice"),
     ("reshape_like", (_R.normal(size=(3, 4)), _R.normal(size=(12,))), "2d->1d"),
     ("reshape_like", (_R.normal(size=(4, 3)).T, _R.normal(size=(2, 6))), "noncontiguous"),
     ("reshape_like", (0.5, _R.normal(size=(1, 1))), "scalar->array"),

@@ -52,6 +52,18 @@ def defjvp(vjp):
     return register
 
 
+@defjvp(reductions.var)
+def var_jvp(t_a, ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return reduce_sum(t_a * centred, axis, keepdims) * (2.0 / (np.size(a) / np.size(ans) - ddof))
+
+
+@defjvp(reductions.std)
+def std_jvp(t_a, ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return reduce_sum(t_a * centred, axis, keepdims) / (ans * (np.size(a) / np.size(ans) - ddof))
+
+
 @defjvp(reductions.max_)
 def max_jvp(t_a, ans, a, axis=None, *, keepdims=False):
     return reduce_sum(t_a * axis_extremum_share(a, ans, axis, keepdims), axis, keepdims)

@@ -1,4 +1,4 @@
-"""Rules for reductions (sum, mean, max, min, prod), whole-array or along one axis.
+"""Rules for reductions (sum, mean, max, min, prod, var, std), whole-array or along one axis.
 
 Parameters carry NumPy's names, so calls such as np.sum(a=x) bind the same way.
 `axis` (None or an int, negative allowed) and the keyword-only `keepdims`
@@ -9,7 +9,7 @@ reduced axis and broadcasts.
 import numpy as np
 
 from ..runtime import axis_extremum_share, expand_to, prod_others
-from .registry import defrule
+from .registry import METHODS, defrule
 
 
 def _whole(rng):
@@ -62,3 +62,26 @@ def min_(g, ans, a, axis=None, *, keepdims=False):
 @defrule(np.prod, sample=REDUCTION_SAMPLES)
 def prod(g, ans, a, axis=None, *, keepdims=False):
     return expand_to(g, a, axis, keepdims) * prod_others(a, axis)
+
+
+def _spread_axis0(rng):
+    return rng.uniform(0.5, 2.0, size=(4, 3)), 0
+
+
+def _spread_ddof(rng):  # axis None, one degree of freedom less (np.var(x, ddof=1))
+    return rng.uniform(0.5, 2.0, size=(5,)), None, None, None, 1
+
+
+@defrule(np.var, sample=(_vector, _whole, _spread_axis0, _axis_neg, _spread_ddof))
+def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return expand_to(g, a, axis, keepdims) * centred * (2.0 / (np.size(a) / np.size(ans) - ddof))
+
+
+@defrule(np.std, sample=(_vector, _whole, _spread_axis0, _axis_neg, _spread_ddof))
+def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return expand_to(g / ans, a, axis, keepdims) * centred / (np.size(a) / np.size(ans) - ddof)
+
+
+METHODS.update({"var": np.var, "std": np.std})

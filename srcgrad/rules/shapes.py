@@ -1,4 +1,5 @@
-"""Rules for functions that only rearrange elements (reshape, ravel, transpose, ...).
+"""Rules for functions that only rearrange elements (reshape, ravel, transpose, ...), and
+np.diff, linear like them.
 
 Each cotangent is the incoming one rearranged back to the argument's shape.
 Shape, axes and axis arguments are options (they have defaults), never
@@ -7,7 +8,7 @@ resolve.py into the tuple forms `np.reshape(x, (3, 4))`, `np.transpose(x, (1, 0)
 """
 import numpy as np
 
-from ..runtime import flatten_copy, reshape_like, untranspose
+from ..runtime import diff_grad, flatten_copy, reshape_like, untranspose
 from .registry import METHODS, defrule
 
 
@@ -100,6 +101,23 @@ def _squeeze_axis(rng):
 @defrule(np.squeeze, sample=(_squeeze_all, _squeeze_axis))
 def squeeze(g, ans, a, axis=None):
     return reshape_like(g, a)
+
+
+def _diff_once(rng):
+    return (_draw(rng, 6),)
+
+
+def _diff_twice_rows(rng):
+    return _draw(rng, 3, 5), 2
+
+
+def _diff_axis0(rng):
+    return _draw(rng, 4, 3), 1, 0
+
+
+@defrule(np.diff, sample=(_diff_once, _diff_twice_rows, _diff_axis0))
+def diff(g, ans, a, n=1, axis=-1):  # linear: differences of neighbours, put back
+    return diff_grad(g, a, n, axis)
 
 
 METHODS.update({"reshape": np.reshape, "ravel": np.ravel, "flatten": flatten_copy,

@@ -20,7 +20,8 @@ from .recording import record_at, restore, restore_at, range_last, tape_array, t
 from .adjoints import (broadcast_like, seed_like, zeros_like, zeros_plus,  # noqa: F401
                        unbroadcast, fill_like, stored)
 from .cotangents import tie_share, extremum_share, select_where, log_or_zero, matmul_lhs_grad, matmul_rhs_grad  # noqa: F401
-from .axes import expand_to, axis_extremum_share, reshape_like, untranspose, cumsum_grad, clip_mask, flatten_copy, prod_others  # noqa: F401
+from .axes import (expand_to, axis_extremum_share, reshape_like, untranspose,  # noqa: F401
+                   cumsum_grad, clip_mask, diff_grad, flatten_copy, prod_others)
 from .joining import concatenate_grad, stack_grad, hstack_grad, vstack_grad  # noqa: F401
 from .gather import add_at, check_write_index  # noqa: F401
 from .linalg import (swap_last_axes, stack_scalar, solve_transposed, solve_outer, tril_half_diag, slogdet_sign,  # noqa: F401
@@ -78,6 +79,7 @@ __all__ = [
     "reshape_like",
     "untranspose",
     "cumsum_grad",
+    "diff_grad",
     "clip_mask",
     "flatten_copy",
     "prod_others",

@@ -136,6 +136,44 @@ def _untranspose(g, x, axes):
         return out
     return impl
 
+# --- diff_grad: the adjoint of np.diff(a, n, axis) ----------------------------------------
+
+def diff_grad(g, a, n, axis):
+    """n times: `g` with a zero at both ends along `axis`, differenced and negated (element
+    i of a gets g[i - 1] - g[i])."""
+    g = as_float(g, a)
+    for _ in range(n):
+        pad = [(0, 0)] * g.ndim
+        pad[axis] = (1, 1)
+        g = -np.diff(np.pad(g, pad), axis=axis)
+    return g
+
+
+@overload(diff_grad)
+def _diff_grad(g, a, n, axis):
+    if not isinstance(a, types.Array):
+        return None
+
+    def impl(g, a, n, axis):  # along the last axis, the only one numba's np.diff takes
+        if (axis + a.ndim if axis < 0 else axis) != a.ndim - 1:
+            raise ValueError("srcgrad: the gradient of np.diff along an axis other than the "
+                             "last is not compiled")
+        m = a.shape[-1]
+        outer = a.size // m if m else 0
+        cur = np.ascontiguousarray(g).reshape((outer, m - n)).astype(np.float64)
+        for _ in range(n):
+            k = cur.shape[1]
+            nxt = np.empty((outer, k + 1))
+            for i in range(outer):
+                prev = 0.0
+                for j in range(k):
+                    nxt[i, j] = prev - cur[i, j]
+                    prev = cur[i, j]
+                nxt[i, k] = prev
+            cur = nxt
+        return cur.reshape(a.shape)
+    return impl
+
 # --- cumsum_grad: the adjoint of np.cumsum(x, axis): reversed cumulative sums -----------
 
 def cumsum_grad(g, x, axis):

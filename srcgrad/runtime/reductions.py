@@ -7,6 +7,7 @@ and serve `np.sum`, `np.mean`, `np.max`/`np.amax`, `np.min`/`np.amin` and `np.pr
 of an array with `axis` None or an integer (negative counts from the end) and
 `keepdims` a constant. They give NumPy's values: max and min propagate NaN and refuse
 an empty axis (ValueError); sums and products of integers are int64, means float64.
+np.var and np.std take `axis`, `ddof` and `keepdims` too (`_overload_spread`).
 `prod_others_axis` is the partial derivative of a product along an axis (for
 `axes.prod_others`).
 """
@@ -138,6 +139,28 @@ def _overload_reduction(func, kind):
 for _func, _kind in ((np.sum, "sum"), (np.mean, "mean"), (np.max, "max"), (np.amax, "max"),
                      (np.min, "min"), (np.amin, "min"), (np.prod, "prod")):
     _overload_reduction(_func, _kind)
+
+
+def _overload_spread(func, root):
+    """np.var / np.std with `axis`, `ddof` and a constant `keepdims` (numba's take only the
+    array): NumPy's two passes, the mean, then the mean square of what is left."""
+    @overload(func)
+    def _spread(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        keep = _keep(keepdims)
+        if (not isinstance(a, types.Array) or keep is None or not is_none(dtype)
+                or not is_none(out) or not (is_none(axis) or isinstance(axis, types.Integer))):
+            return None
+
+        def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+            m = np.mean(a, axis=axis, keepdims=True)
+            d = a - m
+            s = np.sum(d * d, axis=axis, keepdims=keep) / (a.size / m.size - ddof)
+            return np.sqrt(s) if root else s
+        return impl
+
+
+_overload_spread(np.var, False)
+_overload_spread(np.std, True)
 
 
 @register_jitable
