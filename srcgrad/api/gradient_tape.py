@@ -224,8 +224,9 @@ class GradientTape:
                         for t in targets]
         read_by_calls = self._read_by_calls(now)
         kinds = []  # per source leaf: [(name, "input"/"cut"/"global"), ...]
+        inside = held_inside(known.reads, now)
         for leaf in leaves:
-            self._refuse_held_inside(known.reads, now, leaf)
+            self._refuse_held_inside(inside.get(id(leaf)), leaf)
             name = name_read(snapshot, leaf) or name_assigned(now, assigned, leaf)
             kind, found = None, []
             if name is not None and is_float(leaf):
@@ -258,12 +259,11 @@ class GradientTape:
                            else None)
         return out
 
-    def _refuse_held_inside(self, reads, now, leaf) -> None:
-        """A watched value the block reads inside a list, dict or object (`variables[0]`,
-        `layer.w`) is not an input of the block's function: its gradient would miss what is
-        computed from there, so it is an error, not a wrong number."""
-        inside = held_inside(reads, now, leaf) if self._is_watched(leaf) else None
-        if inside is None:
+    def _refuse_held_inside(self, inside, leaf) -> None:
+        """A watched value the block reads inside a list, dict or object (`inside`:
+        `variables[0]`, `layer.w`) is not an input of the block's function: its gradient
+        would miss what is computed from there, so it is an error, not a wrong number."""
+        if inside is None or not self._is_watched(leaf):
             return
         what = f"the Variable {leaf.name!r}" if isinstance(leaf, Variable) else "a watched array"
         raise SrcgradError(

@@ -182,21 +182,20 @@ def name_read(snapshot: dict, value):
     return None
 
 
-def held_inside(reads, values: FrameValues, value) -> str | None:
-    """Where the block reads `value` inside another value, as `name[k]` or `name.attr`: in a
-    list, tuple or dict, or an attribute of an object of the user's (a layer holding its
-    Variables), up to three levels down; None if nowhere."""
+def held_inside(reads, values: FrameValues) -> dict:
+    """id -> where the block reaches that value inside another, as `name[k]` or `name.attr`:
+    in a list, tuple or dict, or an attribute of an object of the user's (a layer holding
+    its Variables), up to three levels down. Names read directly are not in it."""
+    found: dict = {}
     for name in reads:
         if name in values:
-            path = _path_to(values[name], value, 0)
-            if path is not None:
-                return name + path
-    return None
+            _collect(values[name], name, 0, found)
+    return found
 
 
-def _path_to(held, value, depth):
+def _collect(held, path: str, depth: int, found: dict) -> None:
     if depth > 2 or isinstance(held, (np.ndarray, Variable, str, bytes, int, float)):
-        return None
+        return
     if isinstance(held, (list, tuple)) and len(held) <= 10_000:
         items = [(f"[{k}]", v) for k, v in enumerate(held)]
     elif isinstance(held, dict) and len(held) <= 10_000:
@@ -205,14 +204,10 @@ def _path_to(held, value, depth):
           and not type(held).__module__.startswith(("srcgrad", "builtins"))):
         items = [(f".{k}", v) for k, v in vars(held).items()]
     else:
-        return None
+        return
     for key, item in items:
-        if item is value:
-            return key
-        below = _path_to(item, value, depth + 1)
-        if below is not None:
-            return key + below
-    return None
+        found.setdefault(id(item), path + key)
+        _collect(item, path + key, depth + 1, found)
 
 
 def name_assigned(values: FrameValues, assigned, value):
