@@ -95,3 +95,32 @@ def test_hessian_by_a_broadcast_vector_matches_jax(func, jit):
                                    rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(srcgrad.jacfwd(srcgrad.grad(func, jit=jit), jit=jit)(at),
                                    expected, rtol=1e-9, atol=1e-9)
+
+
+# Stacks of matrices: `A @ w` with A (2, 3, 3) raised in reverse mode (the matmul rules took
+# 1-d and 2-d operands only); the batch axes broadcast like elementwise ones.
+BATCHED = {"stack_vector": ((2, 3, 3), (3,)), "vector_stack": ((3,), (2, 3, 4)),
+           "stack_matrix": ((2, 3, 4), (4, 2)), "broadcast_batches": ((2, 1, 3, 4), (5, 4, 2))}
+
+
+def batched(a, b):
+    return np.sum(np.sin(a @ b))
+
+
+@pytest.mark.parametrize("shapes", BATCHED.values(), ids=BATCHED.keys())
+def test_gradients_of_stacked_matmul_match_jax(shapes):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    a, b = (RNG.normal(size=s) for s in shapes)
+    for wrt in (0, 1):
+        expected = jax.grad(lambda a, b: jnp.sum(jnp.sin(a @ b)), argnums=wrt)(a, b)
+        with warnings.catch_warnings():  # numba's @ takes 1-d and 2-d operands: Python runs
+            warnings.simplefilter("ignore", srcgrad.SrcgradWarning)
+            got = srcgrad.grad(batched, wrt=wrt)(a, b)
+            hvp = srcgrad.hvp(batched, wrt=wrt, jit=False)(a, b, np.ones(shapes[wrt]))
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+        h = jax.hessian(lambda a, b: jnp.sum(jnp.sin(a @ b)), argnums=wrt)(a, b)
+        n = int(np.prod(shapes[wrt]))
+        np.testing.assert_allclose(hvp.ravel(), np.asarray(h).reshape(n, n) @ np.ones(n),
+                                   rtol=1e-9, atol=1e-9)

@@ -61,12 +61,15 @@ def _log_or_zero(x):
         return lambda x: np.log(x) if x > 0 else 0.0
     return lambda x: np.where(x > 0, np.log(np.where(x > 0, x, 1.0)), 0.0)
 
-# --- matmul: cotangents of a @ b for 1-d and 2-d operands -------------------------------
+# --- matmul: cotangents of a @ b for 1-d and 2-d operands, and stacks of matrices -------
 
 def matmul_lhs_grad(g, a, b):
     a_nd, b_nd = np.ndim(a), np.ndim(b)
     if a_nd == 0 or b_nd == 0:
         return unbroadcast(g * b, a)
+    if a_nd > 2 or b_nd > 2:
+        a_m, b_m, g_m = _as_stacks(g, a, b)
+        return unbroadcast(g_m @ np.swapaxes(b_m, -1, -2), a_m).reshape(np.shape(a))
     if b_nd == 1:
         return np.outer(g, b) if a_nd == 2 else g * b
     return g @ b.T if a_nd == 2 else b @ g
@@ -76,9 +79,25 @@ def matmul_rhs_grad(g, a, b):
     a_nd, b_nd = np.ndim(a), np.ndim(b)
     if a_nd == 0 or b_nd == 0:
         return unbroadcast(g * a, b)
+    if a_nd > 2 or b_nd > 2:
+        a_m, b_m, g_m = _as_stacks(g, a, b)
+        return unbroadcast(np.swapaxes(a_m, -1, -2) @ g_m, b_m).reshape(np.shape(b))
     if a_nd == 1:
         return np.outer(a, g) if b_nd == 2 else g * a
     return a.T @ g
+
+
+def _as_stacks(g, a, b):
+    """NumPy's matmul of stacks of matrices with the 1-d operands as matrices: a vector `a`
+    a row (1, k), a vector `b` a column (k, 1), and `g` with the axes they dropped."""
+    a_m = np.asarray(a)[None, :] if np.ndim(a) == 1 else np.asarray(a)
+    b_m = np.asarray(b)[:, None] if np.ndim(b) == 1 else np.asarray(b)
+    g_m = np.asarray(g, dtype=float)
+    if np.ndim(a) == 1:
+        g_m = np.expand_dims(g_m, -2)
+    if np.ndim(b) == 1:
+        g_m = np.expand_dims(g_m, -1)
+    return a_m, b_m, g_m
 
 
 @overload(matmul_lhs_grad)
