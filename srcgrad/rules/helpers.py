@@ -7,10 +7,10 @@ both modes (rules/forward.py classifies them).
 """
 import numpy as np
 
-from ..runtime import (axis_extremum_share, broadcast_like, clip_mask, cotangent_dot, expand_to, extremum_share, log_or_zero,
-                       matrix_inner, reduce_sum, seed_like, select_where, stack_scalar, stored,
-                       swap_last_axes, tie_share, tril_half_diag, unbroadcast, unit_like,
-                       zeros_like)
+from ..runtime import (axis_extremum_share, broadcast_like, clip_mask, cotangent_dot, expand_to,
+                       extremum_share, log_or_zero, matrix_inner, reduce_sum, seed_like,
+                       select_where, stack_scalar, stored, swap_last_axes, tie_share,
+                       tril_half_diag, unbroadcast, unit_like, zeros_like)
 from .registry import defnondiff, defrule
 
 # Constants and piecewise-constant weights: no gradient.
