@@ -6,8 +6,9 @@ wrong number without an error (jacfwd of `np.sum(X - b)` by a scalar b: -1 inste
 -X.size; Hessians of centred and intercept losses a factor of n off) or raised inside the
 generated code. The tangent is now broadcast to the result's shape (`broadcast_like`,
 transforms/forward.py), also where an operand stretches the result past a smaller
-condition or bound (`np.where(mu > 0, mu, X)`, `np.clip(a, lo, X)`). Each case is checked against JAX's Hessian (skipped where JAX is not
-installed) or a closed form, numba on and off.
+condition or bound (`np.where(mu > 0, mu, X)`, `np.clip(a, lo, X)`). Each case is checked
+against JAX's Hessian (skipped where JAX is not installed) or a closed form, numba on and
+off. Stacks of matrices (`A @ w`, A 3-d) are checked against JAX's gradient and HVP.
 """
 import warnings
 
