@@ -83,7 +83,7 @@ FUNCTIONS = [prod, prod_with_zero, norms, norm_rows, solves, sort_and_median, pe
              cumprod, in_a_loop, spreads]
 # numba compiles each HVP in seconds: a loop through sort, prod, norm and cumprod, and a
 # solve, stand for the rest (the suite's time); test_numba_twins checks the other helpers
-NUMBA = [in_a_loop, solve_vector, spreads]
+NUMBA = [in_a_loop, solve_vector]
 CASES = [(f, False) for f in FUNCTIONS] + [(f, True) for f in NUMBA]
 
 
