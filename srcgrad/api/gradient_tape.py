@@ -251,7 +251,7 @@ class GradientTape:
         for leaf, found in zip(leaves, kinds):
             parts = [results[n] for n, _ in found if results[n] is not None]
             if parts:  # a Variable read under several names: the sum of their gradients
-                out.append(parts[0] if len(parts) == 1 else sum(parts[1:], parts[0]))
+                out.append(sum(parts[1:], parts[0]))
             elif found:
                 out.append(None)
             else:

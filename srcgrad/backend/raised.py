@@ -23,10 +23,10 @@ Guarantees:
 """
 from __future__ import annotations
 
-import linecache
 import os
 
 from ..errors import SrcgradError
+from ..frontend.parse import user_location
 
 
 def user_line(exc: BaseException, path: str, line_map: dict) -> str | None:
@@ -49,8 +49,7 @@ def locate(exc: BaseException, path: str, line_map: dict, describe: str) -> Base
     where = user_line(exc, path, line_map)
     if where is None:
         return exc
-    filename, _, number = where.rpartition(":")
-    text = linecache.getline(filename, int(number)).strip() if number.isdigit() else ""
+    text = user_location(where).text.strip()
     note = f"  raised in the {describe} at {where}" + (f": {text}" if text else "")
     if note not in getattr(exc, "__notes__", ()):
         exc.add_note(note)

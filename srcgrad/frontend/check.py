@@ -128,7 +128,7 @@ def _check_local_function(parsed: Parsed, fdef) -> None:
     for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
         if not isinstance(default, gast.Constant):
             refuse(parsed, default, "a default value that is not a constant in a nested function")
-    if isinstance(fdef, gast.FunctionDef) and _returns(fdef):  # none: it returns None
+    if isinstance(fdef, gast.FunctionDef) and own_returns(fdef):  # none: it returns None
         _check_return(parsed, fdef, False)
 
 
@@ -234,7 +234,7 @@ def _target_kind(target) -> str:
             "Starred": "a starred name"}.get(type(target).__name__, type(target).__name__)
 
 
-def _returns(tree) -> list:
+def own_returns(tree) -> list:
     """The function's own return statements (not those of nested functions)."""
     found, todo = [], list(tree.body)
     while todo:
@@ -247,7 +247,7 @@ def _returns(tree) -> list:
 
 
 def _check_return(parsed: Parsed, tree, callee: bool) -> None:
-    returns = _returns(tree)
+    returns = own_returns(tree)
     if callee:  # Python's implicit `return None`, written out
         for ret in returns:
             if ret.value is None:

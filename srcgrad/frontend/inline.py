@@ -29,6 +29,7 @@ import re
 import gast
 
 from ..syntax import name as _name
+from .check import own_returns
 from .calls import Outlined, Recursive, grad_all_name, is_jvp_pair, rename_closures
 from .trees import assigned, is_view, item, nested_stores, snapshot_of, written_into
 
@@ -160,7 +161,7 @@ class Inliner:
             if shares:
                 name = call.callee.name
                 advice = f"copy it first inside {name}(): {user} = {user}.copy()"
-                if _returns_none(call.callee.body):  # its writes are all it does
+                if _returns_none(call.callee):  # its writes are all it does
                     advice += (f", return it, and assign the call's result in the caller: "
                                f"{shown.strip(chr(39))} = {name}(...)")
                 self.fail(call, f"{name}() writing into its parameter {user!r}, "
@@ -257,7 +258,8 @@ def _first_event(body, name: str) -> str | None:
     return None
 
 
-def _returns_none(body) -> bool:
-    """Whether every return of a function's `body` returns None (it works by its writes)."""
-    returns = [n for stmt in body for n in gast.walk(stmt) if isinstance(n, gast.Return)]
-    return all(isinstance(r.value, gast.Constant) and r.value.value is None for r in returns)
+def _returns_none(callee) -> bool:
+    """Whether every return of `callee` (not of functions nested in it) returns None: it
+    works by its writes."""
+    return all(isinstance(r.value, gast.Constant) and r.value.value is None
+               for r in own_returns(callee))

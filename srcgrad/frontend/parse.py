@@ -40,7 +40,8 @@ def generated_lines(path, line_map: dict) -> None:
     _GENERATED[os.path.realpath(str(path))] = line_map
 
 
-def _user_location(where: str) -> Location:
+def user_location(where: str) -> Location:
+    """The Location a generated line's `file:line` (its `line_map` entry) names."""
     filename, _, number = where.rpartition(":")
     text = linecache.getline(filename, int(number)).rstrip("\n")
     return Location(filename, int(number), len(text) - len(text.lstrip()), text)
@@ -91,7 +92,7 @@ class Parsed:
             return other.loc(_Shifted(node, rel % LINE_BLOCK))
         generated = _GENERATED.get(self._real_filename)
         if generated is not None and self.first_line + rel - 1 in generated:
-            return _user_location(generated[self.first_line + rel - 1])
+            return user_location(generated[self.first_line + rel - 1])
         lines = self.lines
         text = " " * self.indent + lines[rel - 1] if 0 < rel <= len(lines) else ""
         return Location(self.filename, self.first_line + rel - 1,

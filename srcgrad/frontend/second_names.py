@@ -67,7 +67,7 @@ class SecondNames:
         over = getattr(self.where, "element_of_loop", None)  # desugar's `v = seq[_iK]`
         if source is None and over is not None:
             self.fail(over, f"a loop binding {show(name)} to each element of "
-                      f"`{self.names.text(value.value)}` in a function that writes into "
+                      f"`{self.names.text(getattr(value, 'value', value))}` in a function that writes into "
                       f"{show(name)} elsewhere (srcgrad tells the two apart by name only)",
                       f"give the loop variable a name of its own (for {user}2 in ...)")
         if source is None:  # a view of an array written through another name

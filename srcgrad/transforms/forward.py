@@ -31,6 +31,7 @@ import gast
 from ..analysis.integer_arrays import maybe_integer_arrays
 from ..analysis.activity import Activity, is_append, operation_rule, rule_arguments
 from ..frontend.calls import Recursive
+from ..frontend.trees import reads
 from ..errors import MissingRuleError
 from .missing import missing_rules
 from .optimize import _Fold  # reverse mode's constant folding
@@ -87,10 +88,6 @@ def _folded(term):
     name (another name for an array)."""
     folded = _Fold().visit(copy.deepcopy(term))
     return term if isinstance(folded, gast.Name) else folded
-
-
-def _names(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
 def _total(terms):
@@ -231,8 +228,8 @@ class _Forward:
                     if q == p:
                         stmts += [_drop_unbroadcast(s) for s in body]
                         terms.append(_folded(_drop_unbroadcast(part)))
-                        covered |= _names(terms[-1]) | _names(passed[p])
-            operands = _names(gast.Tuple(elts=list(args) + list(keywords.values()),
+                        covered |= reads(terms[-1]) | reads(passed[p])
+            operands = reads(gast.Tuple(elts=list(args) + list(keywords.values()),
                                          ctx=gast.Load()))
             # The tangent has the result's shape when its terms together read the result or
             # every operand (a term reads its own operand's tangent, of that operand's
