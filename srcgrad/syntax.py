@@ -9,6 +9,7 @@ Nothing here knows about derivatives.
 from __future__ import annotations
 
 import os
+from collections import deque
 
 import gast
 
@@ -30,6 +31,26 @@ def is_comment(stmt) -> bool:
             and isinstance(stmt.value.value, Comment))
 
 
+def walk(node):
+    """Every node of `node`'s tree, `node` first, in `gast.walk`'s order (breadth first,
+    each node's children taken before it is yielded). `gast.walk` goes through two
+    generators per node; this one reads the fields directly, about twice as fast, and
+    srcgrad's passes walk trees about a million times per gradient."""
+    todo = deque((node,))
+    take, put = todo.popleft, todo.append
+    while todo:
+        node = take()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, gast.AST):
+                        put(item)
+            elif isinstance(value, gast.AST):
+                put(value)
+        yield node
+
+
 def is_name(node, var: str) -> bool:
     """`node` is the name `var` (read or written)."""
     return isinstance(node, gast.Name) and node.id == var
@@ -37,7 +58,7 @@ def is_name(node, var: str) -> bool:
 
 def named(node, var: str) -> list:
     """Every name `var` in `node`, at any depth (read or written)."""
-    return [n for n in gast.walk(node) if is_name(n, var)]
+    return [n for n in walk(node) if is_name(n, var)]
 
 
 def is_call(node, func: str) -> bool:

@@ -16,7 +16,7 @@ import gast
 import numpy as np
 
 from ..frontend.dtype_names import DTYPE_POSITION
-from ..syntax import dotted_name
+from ..syntax import dotted_name, walk
 
 _FLOATS = {"float", "complex", "np.float64", "np.float32", "np.float16", "np.double",
            "np.single", "np.complex128", "np.complex64", "np.cdouble", "np.longdouble"}
@@ -25,7 +25,7 @@ _FLOATS = {"float", "complex", "np.float64", "np.float32", "np.float16", "np.dou
 def maybe_integer_arrays(body) -> set[str]:
     names = set()
     for stmt in body:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if (isinstance(node, gast.Assign) and len(node.targets) == 1
                     and isinstance(node.targets[0], gast.Name)
                     and isinstance(node.value, gast.Call) and _integer(node.value)):
@@ -48,7 +48,7 @@ def _integer(call) -> bool:
     if func == "np.full" and len(call.args) > 1:
         return _int_constant(call.args[1])
     if func in ("np.array", "np.asarray") and call.args:
-        return all(_int_constant(n) for n in gast.walk(call.args[0])
+        return all(_int_constant(n) for n in walk(call.args[0])
                    if isinstance(n, gast.Constant))
     return False
 

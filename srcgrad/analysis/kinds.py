@@ -22,6 +22,8 @@ from __future__ import annotations
 import gast
 import numpy as np
 
+from ..syntax import walk
+
 TOP = ("top",)
 _BOTTOM = None
 F, I = ("num", "f"), ("num", "i")  # noqa: E741  (I: the int kind)
@@ -59,9 +61,7 @@ def of_value(value):
 def _dtype_letter(dtype) -> str:
     if dtype == np.float64:
         return "f"
-    if dtype.kind in "iu" and dtype.itemsize == 8:
-        return "i"
-    return "b" if dtype == np.bool_ else "?"
+    return "i" if dtype.kind in "iu" and dtype.itemsize == 8 else "b" if dtype == np.bool_ else "?"
 
 
 def join(a, b):
@@ -101,7 +101,7 @@ def infer(func: gast.FunctionDef, params: dict, returns=None) -> dict:
     """name -> kind for every parameter and bound name of `func` (see the module docstring).
     `returns`, if given, is (names, kind): a call of a function in `names` (the generated
     functions of the same module) returns `kind(name, arg_kinds)`."""
-    env = {n.id: _BOTTOM for n in gast.walk(func) if isinstance(n, gast.Name)
+    env = {n.id: _BOTTOM for n in walk(func) if isinstance(n, gast.Name)
            and isinstance(n.ctx, gast.Store)}
     env.update(params)
     env[_RETURNS] = returns
@@ -119,7 +119,7 @@ def returned(func: gast.FunctionDef, kinds: dict):
     """The join of the kinds `func`'s return statements return, given its names' kinds
     (BOTTOM, None, when it has none: it never returns)."""
     kind = _BOTTOM
-    for node in gast.walk(func):
+    for node in walk(func):
         if isinstance(node, gast.Return):
             kind = join(kind, TOP if node.value is None else kind_of(node.value, kinds))
     return kind

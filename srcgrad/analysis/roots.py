@@ -20,6 +20,7 @@ from __future__ import annotations
 import gast
 
 from .kinds import kind_of, is_number
+from ..syntax import walk
 
 IN, UNKNOWN = "in", "unknown"
 _FRESH = {"snapshot", "zeros_like", "expand_to", "seed_like", "fill_like", "tape_like",
@@ -118,7 +119,7 @@ def _visit(stmts, found, kinds, sites):
         if isinstance(stmt, gast.Assign):
             value = of_expr(stmt.value, found, kinds, site)
             for target in stmt.targets:
-                for node in gast.walk(target):
+                for node in walk(target):
                     if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                         _add(found, node.id, value, kinds)
         elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import gast
 
 from .activity import names_in
+from ..syntax import walk
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def _children(stmt):
 
 
 def _mentions(stmt) -> set[str]:
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(stmt) if isinstance(n, gast.Name)}
 
 
 def _assigns(stmt, name) -> bool:

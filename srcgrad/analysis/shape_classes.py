@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import dotted_name
+from ..syntax import dotted_name, walk
 
 _ELEMENTWISE = {
     "abs", "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
@@ -97,7 +97,7 @@ def _bindings(body, inputs):
                                                                None), op=stmt.op, right=stmt.value),
                      where)
             else:  # any other binding (a tuple target, a with, a handler) is not followed
-                for n in gast.walk(stmt):
+                for n in walk(stmt):
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                         bind(n.id, None, where)
     visit(body, ())

@@ -30,6 +30,7 @@ from ..pipeline import build
 from ..rules import DATA_ATTRIBUTES, METHODS
 from .arguments import _check_differentiable, _shaped_like, inputs_of
 from .pytrees import at, is_structured, rebuild
+from ..syntax import walk
 
 _CALLS: dict = {}
 
@@ -77,7 +78,7 @@ def _reads_structures(func, depth: int = 3) -> bool:
         return False
     params = {a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
     plain = set(DATA_ATTRIBUTES) | set(METHODS) | {"T"}
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if depth and isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
             found, callee = free_value(func, node.func.id)
             if found and is_user_function(callee) and callee is not func \

@@ -26,6 +26,7 @@ from ..errors import SourceUnavailableError
 from ..frontend.parse import Parsed
 from .programs import gradient_by_forward_mode
 from .variables import Variable
+from ..syntax import walk
 
 _TAPE_METHODS = ("watch", "gradient", "jacobian", "batch_jacobian", "reset",
                  "watched_variables")
@@ -58,7 +59,7 @@ def source_tree(filename: str, module_globals):
 
 
 def with_at(tree, line: int):
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.With) and node.lineno <= line <= max(
                 getattr(item.context_expr, "end_lineno", node.lineno) for item in node.items):
             return node
@@ -66,7 +67,7 @@ def with_at(tree, line: int):
 
 
 def names(node, ctx) -> list[str]:
-    return [n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)]
+    return [n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)]
 
 
 def _tape_call(stmt, attrs) -> bool:
@@ -154,7 +155,7 @@ class Block:
         if inner is not None:
             body = [_InnerGradients(inner).visit(s) for s in body]
         ret = gast.parse(f"return {objective}").body[0]
-        for node in gast.walk(ret):
+        for node in walk(ret):
             gast.copy_location(node, self.node)
         params = [gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
                   for p in list(inputs) + list(cut)]

@@ -32,6 +32,7 @@ from ..errors import SourceUnavailableError, SrcgradError
 from .binding import readers
 from .tape_blocks import is_data, names, source_tree, with_at
 from .variables import Variable
+from ..syntax import walk
 
 _SITES: dict = {}  # (code object, line) -> (module text, `with` node or None)
 _MEMO_LIMIT = 64  # dependency sets kept per block range
@@ -148,7 +149,7 @@ def straight(block) -> bool:
             type(node).__name__ in _BRANCHING
             or (isinstance(node, gast.With) and not all(_tape_context(i.context_expr)
                                                         for i in node.items))
-            for stmt in block.node.body for node in gast.walk(stmt))
+            for stmt in block.node.body for node in walk(stmt))
     return block.straight
 
 
@@ -295,7 +296,7 @@ def _assignments(stmts) -> list:
     """(line, written name, names read, augmented) for every assignment at any depth."""
     found = []
     for stmt in stmts:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, (gast.Assign, gast.AugAssign, gast.For)):
                 targets = node.targets if isinstance(node, gast.Assign) else [node.target]
                 source = node.iter if isinstance(node, gast.For) else node.value

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import gast
 
 from ..runtime import __all__ as runtime_names
-from ..syntax import dotted_name
+from ..syntax import dotted_name, walk
 
 _SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
            gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//"}
@@ -107,7 +107,7 @@ class UserNames:
     def text(self, expr) -> str:
         """A user expression as the user wrote it (inlined copies' names renamed back)."""
         expr = copy.deepcopy(expr)
-        for node in gast.walk(expr):
+        for node in walk(expr):
             if isinstance(node, gast.Name):  # (a shared parameter keeps the callee's spelling)
                 node.id = getattr(node, "srcgrad_user_name", None) or self.user(node.id)
         return gast.unparse(expr).strip()
@@ -140,7 +140,7 @@ def symbol(op) -> str:
 # ---- the analyses -------------------------------------------------------------------
 
 def _loads(node) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and not isinstance(n.ctx, gast.Store)}
 
 
@@ -194,7 +194,7 @@ class _Shares:
 
 class _Analysis:
     def __init__(self, body, inputs, recursive: bool):
-        self.lists = {t.id for n in gast.walk(gast.Module(body=body, type_ignores=[]))
+        self.lists = {t.id for n in walk(gast.Module(body=body, type_ignores=[]))
                       if isinstance(n, gast.Assign) and isinstance(n.value, gast.List)
                       for t in n.targets if isinstance(t, gast.Name)}
         self.before: dict[int, dict[str, object]] = {}  # update -> partners of z's old value

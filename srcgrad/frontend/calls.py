@@ -44,6 +44,7 @@ from .resolve import Resolved, is_user_function, resolve
 from .varargs import shape_of, specialise, specialise_locals
 from ..rules.calls import generated, outlined_value
 from ..runtime import linked
+from ..syntax import walk
 
 
 @dataclass
@@ -142,14 +143,14 @@ def _called_as(call) -> str:
 
 
 def _stores(body) -> set[str]:
-    return {n.id for stmt in body for n in gast.walk(stmt)
+    return {n.id for stmt in body for n in walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _calls(body):
     """Call nodes into user code, outermost first."""
     for stmt in body:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Call) and getattr(node, "callee", None) is not None:
                 yield node
 
@@ -157,7 +158,7 @@ def _calls(body):
 def _nodes(resolved: Resolved):
     """Every node of a function, its local functions included."""
     for tree in [resolved.tree, *resolved.local_functions.values()]:
-        yield from gast.walk(tree)
+        yield from walk(tree)
 
 
 class _Linker:
@@ -235,7 +236,7 @@ class _Linker:
                 "functions)", self.root.parsed.loc(fdef))
         outer = nonlocal_names(fdef)  # assigned in the definer's scope: not renamed
         fdef.body = [s for s in fdef.body if not isinstance(s, gast.Nonlocal)]
-        if not any(isinstance(n, gast.Return) for n in gast.walk(fdef)):  # called for effect
+        if not any(isinstance(n, gast.Return) for n in walk(fdef)):  # called for effect
             fdef.body.append(gast.copy_location(gast.Return(value=gast.Constant(
                 value=None, kind=None)), fdef.body[-1] if fdef.body else fdef))
         nested = Resolved(self.root.parsed, fdef, _params(fdef.args), [], owner.namespace,
@@ -262,7 +263,7 @@ class _Linker:
                 "available (it was made by exec/eval or typed at an interactive prompt) and it "
                 f"has no derivative rule. Give it one with @srcgrad.defvjp({func.__name__}).",
                 owner.parsed.loc(call)) from None
-        shape = shape_of(parsed.tree, call, {n.id for n in gast.walk(parsed.tree)
+        shape = shape_of(parsed.tree, call, {n.id for n in walk(parsed.tree)
                                               if isinstance(n, gast.Name)})
         if shape is not None:
             specialise(parsed.tree, shape, parsed)
@@ -350,7 +351,7 @@ def rename_closures(body, rename: dict) -> None:
             continue
         seen.add(id(inner))
         free = {old: new for old, new in rename.items() if old not in inner.locals}
-        for node in (n for stmt in inner.body for n in gast.walk(stmt)):
+        for node in (n for stmt in inner.body for n in walk(stmt)):
             if isinstance(node, gast.Name) and node.id in free:
                 node.id = free[node.id]
         todo += [c.callee for c in _calls(inner.body)]

@@ -27,6 +27,7 @@ from ..config import cache_dir
 from ..errors import SrcgradSyntaxError
 from .parse import Parsed
 from ..runtime import __all__ as RUNTIME_NAMES
+from ..syntax import walk
 
 # Names srcgrad generates: adjoints `_adj_x`, tangents `_tan_x`/`_tan2_x`, tapes `_tape_x` (and
 # their `_made_x` flags), temporaries `_t1`/`_r1`,
@@ -134,21 +135,21 @@ def _check_local_function(parsed: Parsed, fdef) -> None:
 
 def _check_statement(parsed: Parsed, stmt) -> None:
     inside: set[int] = set()
-    for node in gast.walk(stmt):  # breadth first: a try before what it holds
+    for node in walk(stmt):  # breadth first: a try before what it holds
         if id(node) in inside:
             continue
         if isinstance(node, gast.Try):
             _check_try(parsed, node)
-            inside |= {id(n) for n in gast.walk(node)}
+            inside |= {id(n) for n in walk(node)}
         _check_node(parsed, node)
 
 
 def _check_try(parsed: Parsed, stmt) -> None:
     """What a try statement holds runs as written: the forms allowed elsewhere and `raise`;
     no `return`, and `break`/`continue` only for a loop inside it."""
-    looped = {id(n) for loop in gast.walk(stmt) if isinstance(loop, (gast.For, gast.While))
-              for n in gast.walk(loop)}
-    for node in gast.walk(stmt):
+    looped = {id(n) for loop in walk(stmt) if isinstance(loop, (gast.For, gast.While))
+              for n in walk(loop)}
+    for node in walk(stmt):
         if node is stmt or isinstance(node, gast.Raise):
             continue
         if isinstance(node, gast.Return):
@@ -266,7 +267,7 @@ def _check_return(parsed: Parsed, tree, callee: bool) -> None:
 
 def _check_names(parsed: Parsed, tree, params) -> None:
     stores = set(params)
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name):
             if RESERVED.search(node.id):
                 refuse(parsed, node, f"the name {node.id!r}",
@@ -278,7 +279,7 @@ def _check_names(parsed: Parsed, tree, params) -> None:
         if name in stores:
             refuse(parsed, tree, f"a parameter or local variable named {name!r}",
                   f"generated code uses {name!r} for the module; rename the variable")
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name) and node.id in RUNTIME_NAMES:
             refuse(parsed, node, f"the name {node.id!r}",
                   f"generated code calls srcgrad's helper {node.id}(); rename your variable")

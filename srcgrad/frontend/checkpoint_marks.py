@@ -18,7 +18,7 @@ import builtins
 
 import gast
 
-from ..syntax import dotted_name
+from ..syntax import dotted_name, walk
 from .check import refuse
 from .resolve import Resolved
 
@@ -34,12 +34,12 @@ def mark_checkpoints(resolved: Resolved, memory_limit: int | None = None) -> Res
     """Strip each marker into a mark on its loop; refuse every other use of it. With a
     `memory_limit`, every other loop at the top of the function over `range(...)` or a
     `while` is marked with a `Budget`."""
-    for node in gast.walk(resolved.tree):
+    for node in walk(resolved.tree):
         if isinstance(node, gast.For) and _is_marker(resolved, node.iter):
             node.srcgrad_checkpoint, node.iter = _unwrap(resolved, node.iter, "for")
         elif isinstance(node, gast.While) and _is_marker(resolved, node.test):
             node.srcgrad_checkpoint, node.test = _unwrap(resolved, node.test, "while")
-    for node in gast.walk(resolved.tree):
+    for node in walk(resolved.tree):
         if isinstance(node, gast.Call) and _is_marker(resolved, node):
             refuse(resolved.parsed, node, "srcgrad.checkpointed(...) outside a loop header",
                    f"it marks a loop: write {_FORM} or `while srcgrad.checkpointed(test, "

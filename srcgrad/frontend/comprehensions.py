@@ -35,7 +35,7 @@ from .. import runtime
 from ..errors import SrcgradSyntaxError
 from ..rules import differentiable_params, lookup
 from ..rules.joining import SEQUENCE_CALLS
-from ..syntax import dotted_name
+from ..syntax import dotted_name, walk
 from ..syntax import name as _name
 from .formatting import Formatting
 
@@ -59,7 +59,7 @@ def _assign(target: str, value, where):
 def _list_names(tree) -> set[str]:
     """Names every assignment of which binds a list display or a comprehension."""
     kinds: dict[str, set] = {}
-    for node in gast.walk(tree):
+    for node in walk(tree):
         targets = []
         if isinstance(node, gast.Assign):
             targets = [(t, node.value) for t in node.targets]
@@ -68,7 +68,7 @@ def _list_names(tree) -> set[str]:
         elif isinstance(node, gast.comprehension):
             targets = [(node.target, None)]
         for target, value in targets:
-            for n in gast.walk(target):
+            for n in walk(target):
                 if isinstance(n, gast.Name):
                     listy = n is target and isinstance(value, (gast.List, gast.ListComp))
                     kinds.setdefault(n.id, set()).add(listy)
@@ -84,7 +84,7 @@ class _Lowering(Formatting):
         self.made: set[str] = set()  # names this pass made
         self.lists = _list_names(resolved.tree)
         self.counts: dict[str, int] = {}
-        for node in gast.walk(resolved.tree):
+        for node in walk(resolved.tree):
             if isinstance(node, gast.Name):
                 self.counts[node.id] = self.counts.get(node.id, 0) + 1
 
@@ -127,9 +127,9 @@ class _Lowering(Formatting):
                 and value.id in self.made):
             return pre + [stmt]
         target = targets[0].id
-        if any(isinstance(n, gast.Name) and n.id == target for s in pre for n in gast.walk(s)):
+        if any(isinstance(n, gast.Name) and n.id == target for s in pre for n in walk(s)):
             return pre + [stmt]
-        for n in (n for s in pre for n in gast.walk(s)):
+        for n in (n for s in pre for n in walk(s)):
             if isinstance(n, gast.Name) and n.id == value.id:
                 n.id = target
         return pre
@@ -141,7 +141,7 @@ class _Lowering(Formatting):
             stmt.body = self.block(stmt.body)
             return stmt
         if isinstance(stmt, gast.While):
-            if any(isinstance(n, _COMPREHENSIONS) for n in gast.walk(stmt.test)):
+            if any(isinstance(n, _COMPREHENSIONS) for n in walk(stmt.test)):
                 self.fail(stmt.test, "a comprehension in a while condition",
                           "compute it before the loop and again at the end of the body")
             stmt.body = self.block(stmt.body)
@@ -153,7 +153,7 @@ class _Lowering(Formatting):
         if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.ListComp)
                 and not any(isinstance(n, gast.Name) and n.id == stmt.targets[0].id
-                            for n in gast.walk(stmt.value))):
+                            for n in walk(stmt.value))):
             self.comprehension(stmt.value, pre, stmt.targets[0].id)  # `ys = [...]`: built in ys
             return pre.pop()
         for field, value in gast.iter_fields(stmt):
@@ -170,7 +170,7 @@ class _Lowering(Formatting):
         if isinstance(node, (gast.IfExp, gast.BoolOp)):
             later = [node.body, node.orelse] if isinstance(node, gast.IfExp) else node.values[1:]
             for part in later:
-                if any(isinstance(n, _COMPREHENSIONS) for n in gast.walk(part)):
+                if any(isinstance(n, _COMPREHENSIONS) for n in walk(part)):
                     self.fail(part, "a comprehension evaluated only on one side of a conditional "
                               "expression or of and/or", "compute it in a statement before")
         if isinstance(node, gast.Call):
@@ -252,7 +252,7 @@ class _Lowering(Formatting):
         renames = self.scoped_names(node)
         scoped = [node.elt] + [part for k, gen in enumerate(node.generators)
                                for part in [gen.target, *gen.ifs] + ([gen.iter] if k else [])]
-        for n in (n for part in scoped for n in gast.walk(part)):  # the first iterable is
+        for n in (n for part in scoped for n in walk(part)):  # the first iterable is
             if isinstance(n, gast.Name) and n.id in renames:      # evaluated outside
                 n.id = renames[n.id]
         outer: list = []
@@ -278,10 +278,10 @@ class _Lowering(Formatting):
     def scoped_names(self, node) -> dict[str, str]:
         """Comprehension variables whose names the function uses elsewhere -> fresh names."""
         inside: dict[str, int] = {}
-        for n in gast.walk(node):
+        for n in walk(node):
             if isinstance(n, gast.Name):
                 inside[n.id] = inside.get(n.id, 0) + 1
-        targets = {n.id for gen in node.generators for n in gast.walk(gen.target)
+        targets = {n.id for gen in node.generators for n in walk(gen.target)
                    if isinstance(n, gast.Name)}
         return {t: self.fresh(f"c_{t}_") for t in sorted(targets)
                 if self.counts.get(t, 0) > inside.get(t, 0)}
@@ -379,7 +379,7 @@ class _Lowering(Formatting):
 def lower(resolved, taken: set[str]) -> None:
     """Lower the forms in the module docstring in `resolved.tree`, in place."""
     if not any(isinstance(n, (gast.ListComp, gast.GeneratorExp, gast.JoinedStr, gast.Call,
-                              gast.BinOp)) for n in gast.walk(resolved.tree)):
+                              gast.BinOp)) for n in walk(resolved.tree)):
         return
     pass_ = _Lowering(resolved, taken)
     pass_.where = resolved.tree

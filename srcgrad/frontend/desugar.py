@@ -40,6 +40,7 @@ from .dtype_names import spell_dtypes
 from .loop_else import lower_loop_else
 from .outputs import lower_outputs
 from .trying import lower_try
+from ..syntax import walk
 
 
 def _name(id_, store=False):
@@ -80,27 +81,27 @@ def _loop_variables(resolved: Resolved, taken: set[str]) -> dict[int, dict[str, 
     loop that binds t first, or after the last such loop, none inside another.
     """
     body = resolved.tree.body
-    top = {id(n): k for k, stmt in enumerate(body) for n in gast.walk(stmt)}
+    top = {id(n): k for k, stmt in enumerate(body) for n in walk(stmt)}
     loops: dict[str, list] = {}
-    for node in gast.walk(resolved.tree):
+    for node in walk(resolved.tree):
         if isinstance(node, gast.For) and not (
                 isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name)
                 and node.iter.func.id == "range"):
-            for n in gast.walk(node.target):
+            for n in walk(node.target):
                 if isinstance(n, gast.Name):
                     loops.setdefault(n.id, []).append(node)
     others = list(resolved.local_functions.values())
     renamed: dict[int, dict[str, str]] = {}
     for var, fors in loops.items():
         inside = {id(n) for loop in fors for part in [loop.target, *loop.body, *loop.orelse]
-                  for n in gast.walk(part)}  # not the sequence: it is read before binding
-        outside = [n for n in gast.walk(resolved.tree) if isinstance(n, gast.Name)
+                  for n in walk(part)}  # not the sequence: it is read before binding
+        outside = [n for n in walk(resolved.tree) if isinstance(n, gast.Name)
                    and n.id == var and id(n) not in inside]
         places = sorted(top[id(loop)] for loop in fors)
         last = max(fors, key=lambda loop: top[id(loop)])
         captured = any(isinstance(n, gast.Name) and n.id == var for f in others
-                       for n in gast.walk(f))
-        nested = any(inner is not loop and any(n is inner for n in gast.walk(loop))
+                       for n in walk(f))
+        nested = any(inner is not loop and any(n is inner for n in walk(loop))
                      for loop in fors for inner in fors)
         if len(fors) < 2 or captured or nested or any(
                 isinstance(n.ctx, gast.Store) for n in outside):
@@ -122,13 +123,13 @@ def _loop_variables(resolved: Resolved, taken: set[str]) -> dict[int, dict[str, 
 
 def _rename(body, old: str, new: str) -> None:
     for stmt in body:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and node.id == old:
                 node.id = new
 
 
 def _stored(nodes) -> set[str]:
-    return {n.id for stmt in nodes for n in gast.walk(stmt)
+    return {n.id for stmt in nodes for n in walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
@@ -146,7 +147,7 @@ class _Desugar:
         self.resolved = resolved
         self.parsed = resolved.parsed
         self.ids = itertools.count(1)
-        self.taken = {n.id for n in gast.walk(resolved.tree) if isinstance(n, gast.Name)}
+        self.taken = {n.id for n in walk(resolved.tree) if isinstance(n, gast.Name)}
         self.flags_return = False
         self.renamed = _loop_variables(resolved, self.taken)
 
@@ -215,7 +216,7 @@ class _Desugar:
         k = self.next_id()
         pre = []
         for old, new in self.renamed.get(id(stmt), {}).items():
-            for node in gast.walk(stmt.target):
+            for node in walk(stmt.target):
                 if isinstance(node, gast.Name) and node.id == old:
                     node.id = new
             _rename(stmt.body, old, new)
@@ -320,8 +321,8 @@ def desugar(resolved: Resolved) -> Resolved:
     spell_dtypes(resolved)
     lower_loop_else(tree)
     lower_try(resolved)
-    lower(resolved, {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)})
-    returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]
+    lower(resolved, {n.id for n in walk(tree) if isinstance(n, gast.Name)})
+    returns = [n for n in walk(tree) if isinstance(n, gast.Return)]
     pass_ = _Desugar(resolved)
     pass_.flags_return = not (len(returns) == 1 and returns[0] is tree.body[-1])
     body, _ = pass_.block(tree.body, None)

@@ -14,7 +14,7 @@ import builtins
 import gast
 import numpy as np
 
-from ..syntax import dotted, dotted_name
+from ..syntax import dotted, dotted_name, walk
 
 # Where NumPy's allocating functions take their dtype positionally.
 DTYPE_POSITION = {"np.zeros": 1, "np.ones": 1, "np.empty": 1, "np.full": 2,
@@ -25,7 +25,7 @@ _NUMPY_NAME = {int: np.dtype(int).type.__name__, bool: "bool_"}
 
 def spell_dtypes(resolved) -> None:
     """Rewrite `resolved.tree` in place (see the module doc)."""
-    for call in (n for n in gast.walk(resolved.tree) if isinstance(n, gast.Call)):
+    for call in (n for n in walk(resolved.tree) if isinstance(n, gast.Call)):
         func = dotted_name(call.func)
         if func not in DTYPE_POSITION:
             continue

@@ -36,7 +36,7 @@ from .loop_else import lower_loop_else
 from .parse import parse
 from .structure_reads import AMBIGUOUS, Const, Reads
 from .structures import Node, below, flat_name
-from ..syntax import assign, const, name
+from ..syntax import assign, const, name, walk
 
 _CONTAINERS = ("dict", "list", "tuple", "namedtuple", "dataclass", "object")
 UNROLLED = 256  # the most copies of a loop body over a structure
@@ -56,7 +56,7 @@ class Specialized:
         self.groups: dict = {}  # structured parameter -> its leaves, in parameter order
         self.params: list | None = None  # every parameter, flat, once flattened
         self.expansion = None  # (arguments, body), once flattened
-        self.taken = {n.id for n in gast.walk(parse(func).tree) if isinstance(n, gast.Name)}
+        self.taken = {n.id for n in walk(parse(func).tree) if isinstance(n, gast.Name)}
         if registry is None:  # the root of a build: a recursive call finds it
             self.registry[_key(func, structures)] = self
 
@@ -240,7 +240,7 @@ class _Flattener(Reads):
                 self.refuse_write(elt, stmt)
         elif isinstance(target, (gast.Subscript, gast.Attribute)):
             load = copy.deepcopy(target.value)
-            for node in gast.walk(load):
+            for node in walk(load):
                 if hasattr(node, "ctx"):
                     node.ctx = gast.Load()
             found = self.node_of(load)
@@ -249,7 +249,7 @@ class _Flattener(Reads):
                                 "but does not write into them (make a new one)")
 
     def forget(self, target):
-        for node in gast.walk(target):
+        for node in walk(target):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 self.env.pop(node.id, None)
                 self.consts.pop(node.id, None)
@@ -345,7 +345,7 @@ class _Flattener(Reads):
         indexes = isinstance(target, gast.Name) and any(
             isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Name)
             and n.slice.id == target.id and _root_name(n.value) in self.env
-            for stmt in body for n in gast.walk(stmt))
+            for stmt in body for n in walk(stmt))
         if not (by_len or indexes):
             return None
         if any(not isinstance(b, int) for b in bounds):

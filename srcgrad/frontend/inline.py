@@ -28,7 +28,7 @@ import re
 
 import gast
 
-from ..syntax import name as _name
+from ..syntax import name as _name, walk
 from .check import own_returns
 from .calls import Outlined, Recursive, grad_all_name, is_jvp_pair, rename_closures
 from .trees import assigned, is_view, item, nested_stores, snapshot_of, written_into
@@ -55,7 +55,7 @@ class Inliner:
         rename.update(shared)
         body = copy.deepcopy(callee.body)
         renamed = set()  # a node shared by two places in the tree is renamed once
-        for node in (n for stmt in body for n in gast.walk(stmt)):
+        for node in (n for stmt in body for n in walk(stmt)):
             if isinstance(node, gast.Name) and node.id in rename and id(node) not in renamed:
                 renamed.add(id(node))
                 if node.id in shared:
@@ -131,7 +131,7 @@ class Inliner:
                     and stmt.targets[0].id == atom.id):
                 if not accept(stmt.value) or any(
                         isinstance(n, gast.Name) and n.id in (atom.id, name)
-                        for later in block[k + 1:] for n in gast.walk(later)):
+                        for later in block[k + 1:] for n in walk(later)):
                     return False
                 stmt.targets[0].id = new()
                 return True

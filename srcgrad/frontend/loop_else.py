@@ -21,15 +21,15 @@ import itertools
 
 import gast
 
-from ..syntax import assign, const, name, rewrite_blocks
+from ..syntax import assign, const, name, rewrite_blocks, walk
 
 
 def lower_loop_else(tree) -> None:
     """Rewrite every loop of `tree` that has an `else` clause (see the module doc)."""
-    loops = [n for n in gast.walk(tree) if isinstance(n, (gast.For, gast.While)) and n.orelse]
+    loops = [n for n in walk(tree) if isinstance(n, (gast.For, gast.While)) and n.orelse]
     if not loops:
         return
-    taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+    taken = {n.id for n in walk(tree) if isinstance(n, gast.Name)}
     names = (f"_else{k}" for k in itertools.count(1) if f"_else{k}" not in taken)
 
     def lowered(stmt) -> list:

@@ -54,7 +54,7 @@ from .aliasing import Update, UserNames, guard_updates, symbol
 from ..errors import SrcgradSyntaxError
 from .resolve import Resolved
 from ..runtime import snapshot
-from ..syntax import name as _name
+from ..syntax import name as _name, walk
 from .expressions import Expressions
 from .calls import closure_writes
 from .inline import Inliner
@@ -305,7 +305,7 @@ class _Normalizer(Expressions, Inliner, SecondNames):
 
     def bound_by(self, targets) -> set[str]:
         """The current names of the user names a list of targets rebinds."""
-        return {self.version.get(n.id, n.id) for t in targets for n in gast.walk(t)
+        return {self.version.get(n.id, n.id) for t in targets for n in walk(t)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
     def unpack(self, whole, n):
@@ -324,7 +324,7 @@ class _Normalizer(Expressions, Inliner, SecondNames):
 
 def _all_names(resolved: Resolved) -> set[str]:
     trees = [resolved.tree, *resolved.local_functions.values()]
-    return {n.id for tree in trees for n in gast.walk(tree) if isinstance(n, gast.Name)}
+    return {n.id for tree in trees for n in walk(tree) if isinstance(n, gast.Name)}
 
 
 def normalize(resolved: Resolved, mode: str = "reverse") -> Normalized:

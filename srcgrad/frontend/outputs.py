@@ -30,7 +30,7 @@ import gast
 import numpy as np
 
 from ..errors import SrcgradSyntaxError
-from ..syntax import assign, call, dotted, dotted_name, name, rewrite_blocks
+from ..syntax import assign, call, dotted, dotted_name, name, rewrite_blocks, walk
 
 _WRITERS = frozenset({"np.put", "np.putmask", "np.place", "np.fill_diagonal",
                       "np.put_along_axis", "np.random.shuffle"})
@@ -39,7 +39,7 @@ _HINT = "compute the values, then write them with an index assignment (`a[:] = v
 
 def lower_outputs(resolved) -> None:
     """Rewrite `resolved.tree` in place as the module docstring says."""
-    calls = [n for n in gast.walk(resolved.tree) if isinstance(n, gast.Call)]
+    calls = [n for n in walk(resolved.tree) if isinstance(n, gast.Call)]
     for node in calls:  # `out=None`: a new array, as without it
         node.keywords = [k for k in node.keywords if not (
             k.arg == "out" and isinstance(k.value, gast.Constant) and k.value.value is None)]
@@ -175,7 +175,7 @@ def _own_nodes(stmt):
               if getattr(stmt, f, None) is not None]
     for value in fields:
         for part in value if isinstance(value, list) else [value]:
-            yield from gast.walk(part)
+            yield from walk(part)
 
 
 def _text(node) -> str:

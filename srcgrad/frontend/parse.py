@@ -29,6 +29,7 @@ from typing import Callable
 import gast
 
 from ..errors import Location, SourceUnavailableError, SrcgradSyntaxError
+from ..syntax import walk
 
 
 LINE_BLOCK = 1_000_000
@@ -163,7 +164,7 @@ def _parse_lambda(func, text, filename, first_line, indent) -> Parsed:
         module = gast.parse("(" + text.strip().rstrip(",") + ")")
     code = func.__code__
     want = list(code.co_varnames[:code.co_argcount])
-    found = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)
+    found = [n for n in walk(module) if isinstance(n, gast.Lambda)
              and [a.id for a in n.args.args] == want]
     loc = Location(filename, first_line, indent, text.splitlines()[0] if text else "")
     if len(found) != 1:

@@ -37,7 +37,7 @@ from .. import runtime
 from ..errors import SrcgradError, SrcgradSyntaxError
 from . import everyday
 from .parse import Parsed, numba_function
-from ..syntax import dotted
+from ..syntax import dotted, walk
 from ..rules import DATA_ATTRIBUTES, METHODS, lookup, spelling
 
 _ROOTS = {id(np): "np", id(math): "math"}
@@ -333,11 +333,11 @@ def resolve(parsed: Parsed) -> Resolved:
     tree = parsed.tree
     params = _param_names(tree.args)
     local_functions = _local_functions(tree)
-    local_names = set(params) | {n.id for n in gast.walk(tree)
+    local_names = set(params) | {n.id for n in walk(tree)
                                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     for fdef in local_functions.values():
         local_names |= set(_param_names(fdef.args)) | {
-            n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
+            n.id for n in walk(fdef) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store)}
     resolver = _Resolver(parsed, local_names, local_functions)
     for fdef in local_functions.values():

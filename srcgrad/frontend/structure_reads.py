@@ -27,7 +27,7 @@ import gast
 from ..errors import SrcgradSyntaxError
 from .resolve import free_value, is_user_function
 from .structures import Node, is_data
-from ..syntax import const, name
+from ..syntax import const, name, walk
 
 AMBIGUOUS = object()  # a name bound to different structures on different paths
 _NO = object()  # "not a constant"
@@ -55,7 +55,7 @@ class Reads(gast.NodeTransformer):
         self.env = dict(spec.structures)  # name -> Node (or AMBIGUOUS)
         self.consts: dict = {}  # name -> constant, bound by an unrolled loop
         self.values: dict = {}  # name -> expression, bound by an unrolled comprehension
-        self.locals = {n.id for n in gast.walk(parsed.tree) if isinstance(n, gast.Name)
+        self.locals = {n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)
                        and isinstance(n.ctx, gast.Store)} | set(spec.structures)
 
     def fail(self, node, message):

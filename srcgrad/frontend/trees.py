@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import dotted_name, name
+from ..syntax import dotted_name, name, walk
 
 
 # Calls whose result may share memory with an argument (a view).
@@ -22,7 +22,7 @@ def nested_stores(body) -> set[str]:
     names = set()
     for stmt in body:
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            for node in gast.walk(stmt):
+            for node in walk(stmt):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                     names.add(node.id)
     return names
@@ -32,7 +32,7 @@ def written_into(body) -> set[str]:
     """Names written into: `y[i] = v`, `y[i] += v`, `y.append(v)`."""
     names = set()
     for stmt in body:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             targets = node.targets if isinstance(node, gast.Assign) else (
                 [node.target] if isinstance(node, gast.AugAssign) else [])
             names |= {t.value.id for t in targets if isinstance(t, gast.Subscript)}
@@ -43,17 +43,17 @@ def written_into(body) -> set[str]:
 
 
 def reads(node) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)}
 
 
 def assigned(body) -> set[str]:
     """Names bound (or deleted) anywhere in `body`: any context but Load."""
-    return {n.id for stmt in body for n in gast.walk(stmt)
+    return {n.id for stmt in body for n in walk(stmt)
             if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
 
 
 def stores_in(stmt) -> set[str]:
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+    return {n.id for n in walk(stmt) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store)}
 
 

@@ -31,7 +31,7 @@ import gast
 
 from ..runtime import __all__ as RUNTIME_NAMES, stop_gradient
 from .check import refuse
-from ..syntax import const, function_def, line_comment, name as _name
+from ..syntax import const, function_def, line_comment, name as _name, walk
 
 
 @dataclass(eq=False)
@@ -58,7 +58,7 @@ def _names(nodes, ctx) -> list[str]:
     """Names used with context `ctx`, in order of first appearance."""
     found: dict[str, None] = {}
     for node in nodes:
-        for n in gast.walk(node):
+        for n in walk(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, ctx):
                 found.setdefault(n.id, None)
     return list(found)
@@ -94,10 +94,10 @@ _SHAPES = ("shape", "size", "ndim", "dtype")
 def _shapes_only(stmt) -> set[str]:
     """Names the try statement reads only as len(v), v.shape, v.size, v.ndim or v.dtype:
     no gradient flows through those, so the call passes them as stop_gradient(v)."""
-    parents = {id(child): node for node in gast.walk(stmt)
+    parents = {id(child): node for node in walk(stmt)
                for child in gast.iter_child_nodes(node)}
     verdict: dict[str, bool] = {}
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             up = parents.get(id(node))
             shape = (isinstance(up, gast.Attribute) and up.attr in _SHAPES) or (
@@ -112,14 +112,14 @@ class _Lowering:
         self.resolved = resolved
         self.parsed = resolved.parsed
         tree = resolved.tree
-        self.stores = [n for n in gast.walk(tree) if isinstance(n, gast.Name)
+        self.stores = [n for n in walk(tree) if isinstance(n, gast.Name)
                        and isinstance(n.ctx, gast.Store)]
         bound = set(resolved.params) | {n.id for n in self.stores} | set(resolved.data_globals)
-        free = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+        free = {n.id for n in walk(tree) if isinstance(n, gast.Name)
                 and n.id not in bound and not self.static(n.id)}  # a local function's definer's
         self.local, self.free = bound | free, free
         self.loads = [n for f in [tree, *resolved.local_functions.values()]
-                      for n in gast.walk(f) if isinstance(n, gast.Name)
+                      for n in walk(f) if isinstance(n, gast.Name)
                       and isinstance(n.ctx, gast.Load)]
         stem = re.sub(r"\W", "_", self.parsed.func.__name__)
         self.stem = f"_sg_try_{stem}_"
@@ -166,7 +166,7 @@ class _Lowering:
         if not outputs:
             return gast.copy_location(gast.Expr(value=call), stmt)
         target = copy.deepcopy(result)
-        for n in gast.walk(target):
+        for n in walk(target):
             if isinstance(n, gast.Name):
                 n.ctx = gast.Store()
         return gast.copy_location(gast.Assign(targets=[target], value=call, type_comment=None),
@@ -174,8 +174,8 @@ class _Lowering:
 
     def interface(self, stmt) -> tuple[list[str], list[str]]:
         """(the variables the helper takes, those it returns), in order of appearance."""
-        inside = {id(n) for n in gast.walk(stmt)}
-        for node in gast.walk(stmt):
+        inside = {id(n) for n in walk(stmt)}
+        for node in walk(stmt):
             callee = getattr(node, "callee", None)
             if isinstance(callee, gast.FunctionDef):
                 self.fail(node, f"calling the local function {callee.name}() inside a try "
@@ -198,5 +198,5 @@ class _Lowering:
 
 def lower_try(resolved) -> None:
     """Lower every try statement of `resolved.tree` as the module docstring says, in place."""
-    if any(isinstance(n, gast.Try) for n in gast.walk(resolved.tree)):
+    if any(isinstance(n, gast.Try) for n in walk(resolved.tree)):
         resolved.tree.body = _Lowering(resolved).block(resolved.tree.body)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import gast
 
 from .check import refuse
-from ..syntax import const, name as _name
+from ..syntax import const, name as _name, walk
 
 
 @dataclass(frozen=True)
@@ -236,14 +236,14 @@ def specialise_locals(parsed):
              and (stmt.args.vararg is not None or stmt.args.kwarg is not None)}
     if not local:
         return parsed
-    taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} | {
+    taken = {n.id for n in walk(tree) if isinstance(n, gast.Name)} | {
         s.name for s in tree.body if isinstance(s, gast.FunctionDef)}
     copies: dict[tuple, tuple] = {}  # (function, shape) -> (the copy's name, its Shape)
     made: dict[str, list] = {name: [] for name in local}
     todo = [stmt for stmt in tree.body if not (isinstance(stmt, gast.FunctionDef)
                                                and stmt.name in local)]
     while todo:
-        for call in [n for n in gast.walk(todo.pop()) if isinstance(n, gast.Call)]:
+        for call in [n for n in walk(todo.pop()) if isinstance(n, gast.Call)]:
             fdef = local.get(call.func.id) if isinstance(call.func, gast.Name) else None
             if fdef is None:
                 continue

@@ -35,6 +35,7 @@ from ..errors import SrcgradError
 from ..runtime import check_cotangent
 from .forward import JVP
 from .registry import REGISTRY, Rule, differentiable_params, spelling
+from ..syntax import walk
 
 CUSTOM_JVP: dict = {}  # primal -> its forward rule, whichever decorator came first
 
@@ -171,7 +172,7 @@ def _returned(rule, who: str, what: str):
                            f"{rule.__qualname__} ({exc}); define it with def in a file") from None
     *body, last = gast.parse(source).body[0].body
     if not isinstance(last, gast.Return) or last.value is None or any(
-            isinstance(n, gast.Return) for stmt in body for n in gast.walk(stmt)):
+            isinstance(n, gast.Return) for stmt in body for n in walk(stmt)):
         raise SrcgradError(f"{who} must end with its only return statement, which returns "
                            f"{what}")
     return last.value

@@ -69,7 +69,7 @@ from ..analysis import kinds as K
 from ..analysis.extents import (ZERO, bounded_range, int_value, known, leaves_only_at_end,
                                 learn, names_of, plus, range3, shape_elements, sums, without)
 from ..frontend.trees import ByNode, assigned, reads
-from ..syntax import call, const, is_call, is_comment, name
+from ..syntax import call, const, is_call, is_comment, name, walk
 
 
 class _Refused(Exception):
@@ -80,7 +80,7 @@ def own_bounds(func: gast.FunctionDef, kinds: dict) -> bool:
     """Insert the checks and return True if every access of `func` is covered (above)."""
     plan = _Plan(kinds)
     try:
-        for node in gast.walk(func):
+        for node in walk(func):
             if isinstance(node, (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
                                  gast.GeneratorExp, gast.NamedExpr, gast.Delete,
                                  gast.Yield, gast.YieldFrom, gast.Await)) \
@@ -139,7 +139,7 @@ class _Loop:
 
     def __init__(self, node, facts, plan):
         self.node, self.binds = node, set().union(*map(plan.bound, node.body))
-        self.stores = Counter(n.id for s in node.body for n in gast.walk(s)
+        self.stores = Counter(n.id for s in node.body for n in walk(s)
                               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
         self.var = self.args = None
         self.proof = None  # (v, {(array, position, c): c + v indexes it while v runs})
@@ -328,7 +328,7 @@ class _Plan:
     def invariant(self, expr, loop) -> bool:
         return self.pure(expr) and not any(
             isinstance(n, gast.Name) and (n.id in loop.binds or n.id == loop.var)
-            for n in gast.walk(expr))
+            for n in walk(expr))
 
     def tuple_element(self, expr) -> bool:
         """`n[k]` of a tuple name n and a constant k (an extent of a shape)."""

@@ -41,7 +41,7 @@ from ..errors import SrcgradSyntaxError, SrcgradWarning
 from ..frontend.checkpoint_marks import Budget
 from ..frontend.normalize import Normalized, is_break_check
 from ..runtime import checkpoints
-from ..syntax import assign, binop, call, function_def, name, with_comments
+from ..syntax import assign, binop, call, function_def, name, with_comments, walk
 
 
 @dataclass
@@ -89,7 +89,7 @@ def prepare(norm: Normalized, active, function_name: str) -> list[Checkpoint]:
     cannot be checkpointed is left as it is, with a warning saying why."""
     plans = []
     for k, stmt in enumerate(norm.body):
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if hasattr(node, "srcgrad_checkpoint") and node is not stmt:
                 _nested(norm, k, node)
         if hasattr(stmt, "srcgrad_checkpoint"):
@@ -146,7 +146,7 @@ def _after_return(norm: Normalized, k: int, loop) -> bool:
             and names_in(s.value) == ["_ret"] for s in norm.body[:k]):
         return True
     for arm, other in ((guard.body, guard.orelse), (guard.orelse, guard.body)):
-        if any(n is loop for s in arm for n in gast.walk(s)):
+        if any(n is loop for s in arm for n in walk(s)):
             return any(isinstance(s, gast.Assign) and getattr(s.targets[0], "id", None)
                        == "_ret" for s in other)
     return False
@@ -156,13 +156,13 @@ def _plan(norm: Normalized, k: int, base: str, active) -> Checkpoint:
     loop = norm.body[k]
     body = step_body(loop)
     brk = loop.body[-1].test.id if body is not loop.body else None
-    before = set(norm.inputs) | {n.id for s in norm.body[:k] for n in gast.walk(s)
+    before = set(norm.inputs) | {n.id for s in norm.body[:k] for n in walk(s)
                                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    mentioned = list(dict.fromkeys(n.id for s in body for n in gast.walk(s)
+    mentioned = list(dict.fromkeys(n.id for s in body for n in walk(s)
                                    if isinstance(n, gast.Name)))
     var = loop.target.id if isinstance(loop, gast.For) else None
     after = {v for v in mentioned + [var] if v is not None and _exposed(v, norm.body[k + 1:])}
-    assigned = {n.id for s in body for n in gast.walk(s)
+    assigned = {n.id for s in body for n in walk(s)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     tested = {loop.test.id} if isinstance(loop, gast.While) else set()
     written = _written(body, before)
@@ -200,9 +200,9 @@ def _exposed(v: str, stmts: list) -> bool:
     (`for v in range(m):`) assigns v before its body reads it: it neither reads v nor,
     since it may run no step, surely assigns it (scopes.upward_exposed counts a loop's
     variable as read)."""
-    if any(_over(n, v) for s in stmts for n in gast.walk(s)):
+    if any(_over(n, v) for s in stmts for n in walk(s)):
         stmts = copy.deepcopy(stmts)
-        for loop in [n for s in stmts for n in gast.walk(s) if _over(n, v)]:
+        for loop in [n for s in stmts for n in walk(s) if _over(n, v)]:
             loop.target = name("_sg_loop_var", store=True)
             loop.body.insert(0, assign(v, name("_sg_loop_var")))
     return upward_exposed(v, stmts)
@@ -224,10 +224,10 @@ def _lists(norm, loop, body, before) -> list[str]:
     number of items (every append is a statement of the body itself, not of a branch or
     inner loop), and the body reads the list nowhere else; refused otherwise."""
     out = []
-    for stmt in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for stmt in walk(gast.Module(body=body, type_ignores=[])):
         if is_append(stmt) and stmt.value.func.value.id in before:
             receiver = stmt.value.func.value.id
-            mentions = [n for s in body for n in gast.walk(s)
+            mentions = [n for s in body for n in walk(s)
                         if isinstance(n, gast.Name) and n.id == receiver]
             appends = [s for s in body if is_append(s) and s.value.func.value.id == receiver]
             if not any(s is stmt for s in body) or len(mentions) != len(appends):
@@ -242,7 +242,7 @@ def _lists(norm, loop, body, before) -> list[str]:
 
 def _written(body, before) -> list[str]:
     out = []
-    for stmt in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for stmt in walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
             base = stmt.targets[0].value.id
             if base in before and base not in out:

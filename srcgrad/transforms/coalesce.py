@@ -38,7 +38,7 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.liveness import live_after
 from ..analysis.roots import IN, UNKNOWN, roots as roots_of
-from ..syntax import assign, blocks, dotted_name, is_comment, name
+from ..syntax import assign, blocks, dotted_name, is_comment, name, walk
 from .tape_rows import _writes
 
 
@@ -58,7 +58,7 @@ def _one(func, kinds) -> bool:
     live = live_after(func, shape_only=True)
     writes = None
     counts = {}
-    for node in gast.walk(func):
+    for node in walk(func):
         if isinstance(node, gast.Name):
             counts[node.id] = counts.get(node.id, 0) + 1
     for block in blocks(func.body):
@@ -109,7 +109,7 @@ def _copy(block, k, kinds, roots, counts):
                 return source, target
             return None
         if any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-               and n.id in (shape, source) for n in gast.walk(stmt)):
+               and n.id in (shape, source) for n in walk(stmt)):
             return None
     return None
 
@@ -162,7 +162,7 @@ def _sound(block, k, source, target, kinds, roots, live, writes) -> bool:
             break
     if w is None:
         return False
-    between = {id(n) for s in block[k + 2:w] for n in gast.walk(s)}
+    between = {id(n) for s in block[k + 2:w] for n in walk(s)}
     for node, access in writes:
         if id(node) in between and (UNKNOWN in access or access & own):
             return False
@@ -171,8 +171,8 @@ def _sound(block, k, source, target, kinds, roots, live, writes) -> bool:
 
 def _mentions(stmt, names) -> bool:
     """Whether `stmt` mentions a name of `names` other than as `name.shape`."""
-    shaped = {id(n.value) for n in gast.walk(stmt)
+    shaped = {id(n.value) for n in walk(stmt)
               if isinstance(n, gast.Attribute) and n.attr == "shape"
               and isinstance(n.value, gast.Name)}
     return any(isinstance(n, gast.Name) and n.id in names and id(n) not in shaped
-               for n in gast.walk(stmt))
+               for n in walk(stmt))

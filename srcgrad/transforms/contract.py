@@ -39,7 +39,7 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.roots import UNKNOWN, of_expr, roots as roots_of
 from ..frontend.trees import stores_in
-from ..syntax import blocks, is_call, is_comment, is_name, name, named
+from ..syntax import blocks, is_call, is_comment, is_name, name, named, walk
 from .elementwise import effects
 
 _MAX_OPS = 3
@@ -98,7 +98,7 @@ def _contract(func, block, at, kinds, roots) -> bool:
     loop = block[loop_at]
     if UNKNOWN in leaf_roots or _written(loop, kinds, roots) & leaf_roots:
         return False
-    guards = {t, n} | {x.id for x in gast.walk(expr) if isinstance(x, gast.Name)} - set(targets)
+    guards = {t, n} | {x.id for x in walk(expr) if isinstance(x, gast.Name)} - set(targets)
     end, new = len(block), set()
     for k in range(loop_at + 1, len(block)):
         if stores_in(block[k]) & guards \
@@ -254,7 +254,7 @@ def _written(stmt, kinds, roots, new=frozenset()) -> frozenset:
     but for writes into the names in `new`: arrays made since the loop (new memory, no
     leaf's)."""
     found = set()
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, (gast.For, gast.While, gast.If)):
             for part in (getattr(node, "iter", None), getattr(node, "test", None)):
                 if part is not None:
@@ -265,7 +265,7 @@ def _written(stmt, kinds, roots, new=frozenset()) -> frozenset:
             while isinstance(base, gast.Subscript):
                 base = base.value
             if isinstance(base, gast.Name) and base.id in new and not any(
-                    isinstance(x, gast.Call) for x in gast.walk(node)):
+                    isinstance(x, gast.Call) for x in walk(node)):
                 continue  # a write into an array made since the loop
             for access in effects(node, kinds, roots).mem:
                 if access.write:
@@ -331,7 +331,7 @@ def _drop_dead(func, body, element):
     as in E (module doc) on numbers and on elements `a[k1, ..., kr]` of arrays of the
     checked shape, and NumPy's functions of them."""
     while True:
-        reads = {x.id for x in gast.walk(func) if isinstance(x, gast.Name)
+        reads = {x.id for x in walk(func) if isinstance(x, gast.Name)
                  and isinstance(x.ctx, gast.Load)}
         dead = [s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], gast.Name) and s.targets[0].id not in reads

@@ -25,7 +25,7 @@ from ..analysis.activity import (differentiable, is_append, operation_rule, plai
 from ..errors import MissingRuleError, SrcgradError
 from ..rules.calls import outlined_vjp
 from ..rules.joining import NESTED_DISPLAYS, SEQUENCE_CALLS
-from ..syntax import assign, call, const, name
+from ..syntax import assign, call, const, name, walk
 from .missing import missing_rules
 from .templates import instantiate
 
@@ -46,7 +46,7 @@ class Contributions:
         if getattr(self, "_list_names", None) is None:
             self._list_names = {
                 n.value.func.value.id if is_append(n) else n.targets[0].id
-                for n in gast.walk(gast.Module(body=self.norm.body, type_ignores=[]))
+                for n in walk(gast.Module(body=self.norm.body, type_ignores=[]))
                 if is_append(n) or isinstance(n, gast.Assign) and isinstance(
                     n.targets[0], gast.Name) and isinstance(n.value, gast.List)}
         return self._list_names

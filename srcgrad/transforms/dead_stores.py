@@ -33,7 +33,7 @@ import gast
 from ..analysis.extents import int_value
 from ..analysis.liveness import live_after
 from ..analysis.roots import IN, UNKNOWN
-from ..syntax import is_comment
+from ..syntax import is_comment, walk
 
 
 def dead_stores(func: gast.FunctionDef, roots: dict) -> int:
@@ -86,7 +86,7 @@ def _dead(stmt, after, loop, rest, roots, live) -> bool:
     if any(_mentions(s, aliases) for s in after):
         return False
     if any(isinstance(n, gast.Name) and n.id == counter and isinstance(n.ctx, gast.Store)
-           for s in loop.body for n in gast.walk(s)):
+           for s in loop.body for n in walk(s)):
         return False
     if not _only_indexed(loop.body, array, aliases, lambda i: i == ("name", counter)):
         return False
@@ -137,7 +137,7 @@ def _first_index(target):
 
 
 def _mentions(stmt, names) -> bool:
-    return any(isinstance(n, gast.Name) and n.id in names for n in gast.walk(stmt))
+    return any(isinstance(n, gast.Name) and n.id in names for n in walk(stmt))
 
 
 def _only_indexed(stmts, array, aliases, index_ok) -> bool:
@@ -147,13 +147,13 @@ def _only_indexed(stmts, array, aliases, index_ok) -> bool:
         if is_comment(stmt):
             continue
         inside = set()
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
                     and node.value.id in aliases:
                 if node.value.id != array or not index_ok(_first_index(node) or ("?",)):
                     return False
                 inside.add(id(node.value))
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and node.id in aliases and id(node) not in inside:
                 return False
     return True

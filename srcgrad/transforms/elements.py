@@ -35,7 +35,7 @@ import gast
 
 from ..analysis.kinds import is_number, kind_of
 from ..analysis.roots import may_alias
-from ..syntax import assign, const, is_call, is_comment, name
+from ..syntax import assign, const, is_call, is_comment, name, walk
 from .elementwise import dump, effects
 
 
@@ -97,7 +97,7 @@ def _pair(body, k, kinds, roots):
             and is_call(reset.value, "zeros_like")):
         return None
     array, held = element[0], {read.targets[0].id}
-    watched = {n.id for n in gast.walk(reset.targets[0]) if isinstance(n, gast.Name)}
+    watched = {n.id for n in walk(reset.targets[0]) if isinstance(n, gast.Name)}
     for j in range(k + 2, len(body)):
         stmt = body[j]
         if is_comment(stmt):
@@ -171,7 +171,7 @@ def _promote(loop, kinds, roots, fresh):
     if not simple or not all(isinstance(s, (gast.Assign, gast.AugAssign, gast.Expr))
                              for s in simple):
         return None
-    bound = {n.id for s in simple for n in gast.walk(s) if isinstance(n, gast.Name)
+    bound = {n.id for s in simple for n in walk(s) if isinstance(n, gast.Name)
              and isinstance(n.ctx, gast.Store)} | _names(loop.target)
     before, after = [], []
     for k, stmt in enumerate(loop.body):
@@ -199,4 +199,4 @@ def _promote(loop, kinds, roots, fresh):
 
 
 def _names(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)}

@@ -29,7 +29,7 @@ import gast
 
 from ..analysis.kinds import is_array, is_number, kind_of
 from ..analysis.roots import UNKNOWN
-from ..syntax import call, const, name
+from ..syntax import call, const, name, walk
 
 UFUNCS = {"exp", "log", "log1p", "expm1", "log2", "log10", "sin", "cos", "tan", "tanh", "sinh",
           "cosh", "arcsin", "arccos", "arctan", "sqrt", "square", "abs", "absolute",
@@ -66,7 +66,7 @@ def dump(node) -> str:
 
 
 def names_in(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and not isinstance(n.ctx, gast.Store)}
 
 
@@ -90,7 +90,7 @@ def is_view(value, kinds) -> bool:
 
 
 def _calls(node):
-    for sub in gast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, gast.Call):
             yield sub
 
@@ -125,7 +125,7 @@ def effects(stmt, kinds, roots) -> Effects:
     reads = names_in(stmt)
     viewing = isinstance(stmt, gast.Assign) and is_view(value, kinds)
     for target in targets:
-        for node in gast.walk(target):
+        for node in walk(target):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 binds.add(node.id)
         if isinstance(target, gast.Subscript) or isinstance(stmt, gast.AugAssign) \

@@ -47,14 +47,14 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.extents import int_value, is_range
 from ..analysis.roots import IN, UNKNOWN
-from ..syntax import assign, binop, blocks, call, const, dotted_name, is_comment, name
+from ..syntax import assign, binop, blocks, call, const, dotted_name, is_comment, name, walk
 
 
 def first_writes(func: gast.FunctionDef, kinds: dict, roots: dict, fresh) -> int:
     """Rewrite `func` in place (module doc); how many fills went. `fresh(base)`: a name
     not used yet."""
     counts = {}
-    for node in gast.walk(func):
+    for node in walk(func):
         if isinstance(node, gast.Name):
             counts[node.id] = counts.get(node.id, 0) + 1
     done = 0
@@ -161,7 +161,7 @@ def _accumulating(loop, array, aliases):
     bounds = _range(loop.iter)
     if bounds is None:
         return None
-    for node in gast.walk(loop):
+    for node in walk(loop):
         if isinstance(node, (gast.Break, gast.Continue, gast.Return)):
             return None
         if isinstance(node, gast.Name) and node.id == counter \
@@ -175,7 +175,7 @@ def _accumulating(loop, array, aliases):
             continue
         if _mentions(stmt, aliases):
             return None
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 offsets.pop(node.id, None)
         if store is None and isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
@@ -260,8 +260,8 @@ def _mentions(stmt, names, shapes_ok=True) -> bool:
     """Whether `stmt` mentions a name of `names` (other than as `name.shape`)."""
     shaped = set()
     if shapes_ok:
-        shaped = {id(n.value) for n in gast.walk(stmt)
+        shaped = {id(n.value) for n in walk(stmt)
                   if isinstance(n, gast.Attribute) and n.attr == "shape"
                   and isinstance(n.value, gast.Name)}
     return any(isinstance(n, gast.Name) and n.id in names and id(n) not in shaped
-               for n in gast.walk(stmt))
+               for n in walk(stmt))

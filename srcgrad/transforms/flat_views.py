@@ -46,7 +46,7 @@ import gast
 
 from ..analysis import kinds as K
 from ..frontend.trees import ByNode, stores_in
-from ..syntax import blocks, call, const, is_comment, name
+from ..syntax import blocks, call, const, is_comment, name, walk
 
 _SLICE, _INT = "slice", "int"
 
@@ -80,7 +80,7 @@ class _Statements(ByNode):
     """A round's statements' binds and node ids (its rewrites change only loads)."""
     def __call__(self, stmt):
         return super().__call__(stmt, lambda: (stores_in(stmt),
-                                               {id(n) for n in gast.walk(stmt)}))
+                                               {id(n) for n in walk(stmt)}))
 
 
 def _loads(func) -> dict:
@@ -88,7 +88,7 @@ def _loads(func) -> dict:
     place, so the nodes stay those of the tree; only a flattened name's array gains reads
     (it is then not rewritten again in the round)."""
     found = {}
-    for parent in gast.walk(func):
+    for parent in walk(func):
         for node in gast.iter_child_nodes(parent):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 found.setdefault(node.id, []).append((node, parent))
@@ -185,7 +185,7 @@ def _flatten(func, var: str, bindings: list, loads: list, stored: set, memo) -> 
         at = next(k for k, s in enumerate(block) if s is stmt)
         guards = {array, var} | {n.id for p in parts if p for b in p[1:]
                                  if isinstance(b, gast.AST)
-                                 for n in gast.walk(b) if isinstance(n, gast.Name)}
+                                 for n in walk(b) if isinstance(n, gast.Name)}
         end = next((q for q in range(at + 1, len(block)) if memo(block[q])[0] & guards),
                    len(block))
         plans.append((block, at, end, array, parts))

@@ -36,7 +36,7 @@ from ..errors import MissingRuleError
 from .missing import missing_rules
 from .optimize import _Fold  # reverse mode's constant folding
 from ..frontend.normalize import Normalized
-from ..syntax import assign, call, const, function_def, name, with_comments
+from ..syntax import assign, call, const, function_def, name, with_comments, walk
 from ..rules.forward import ELEMENTWISE, LINEAR, forward_rule
 from ..rules import differentiable_params
 from .templates import bind, inline, instantiate
@@ -48,7 +48,7 @@ def jvp_all_name(base: str) -> str:
 
 def tangent_prefix(body) -> str:
     """`_tan_`, or `_tan2_`, `_tan3_`, ...: the first one no name in `body` starts with."""
-    names = {n.id for stmt in body for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+    names = {n.id for stmt in body for n in walk(stmt) if isinstance(n, gast.Name)}
     for k in itertools.count(1):
         prefix = "_tan_" if k == 1 else f"_tan{k}_"
         if not any(n.startswith(prefix) for n in names):
@@ -113,7 +113,7 @@ class _Forward:
         self.parsed = norm.resolved.parsed
         self.active = activity.active
         self.prefix = prefix
-        names = {n.id for stmt in norm.body for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+        names = {n.id for stmt in norm.body for n in walk(stmt) if isinstance(n, gast.Name)}
         self.taken = names | {prefix + n for n in names}
         self.temps = itertools.count(1)
         self.maybe_integer = maybe_integer_arrays(norm.body)

@@ -51,7 +51,7 @@ from collections import Counter
 import gast
 
 from ..runtime import __all__ as RUNTIME_NAMES
-from ..syntax import is_comment
+from ..syntax import is_comment, walk
 from .optimize import blocks, mentions
 from .signs import subtracted_negations
 
@@ -64,7 +64,7 @@ _LINEAR = (gast.Mult, gast.Div)
 
 def _pure(value) -> bool:
     """An elementwise value that can be evaluated later with the same result."""
-    for node in gast.walk(value):
+    for node in walk(value):
         if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
             return False
         if isinstance(node, gast.Call):
@@ -98,7 +98,7 @@ def _passable(stmt, operands: set[str]) -> bool:
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)) or is_comment(stmt):
         return False
-    for node in gast.walk(stmt.value):
+    for node in walk(stmt.value):
         if isinstance(node, gast.Call) and not _known_call(node.func):
             return False
     return stmt.targets[0].id not in operands
@@ -126,7 +126,7 @@ def _reader(block: list, at: int, t: str, operands: set[str]):
 
 
 def _parents(root) -> dict:
-    return {id(child): node for node in gast.walk(root) for child in gast.iter_child_nodes(node)}
+    return {id(child): node for node in walk(root) for child in gast.iter_child_nodes(node)}
 
 
 def _cotangent_of(value, t: str) -> bool:
@@ -153,7 +153,7 @@ def _linear_inside_unbroadcast(node, parents: dict) -> bool:
 
 
 def _occurrences(node, t: str) -> list:
-    return [n for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == t]
+    return [n for n in walk(node) if isinstance(n, gast.Name) and n.id == t]
 
 
 def _inner_gradient(value, use, t: str):
@@ -217,7 +217,7 @@ def _fuse_block(block: list, counts: Counter, stores: Counter) -> bool:
         t = _definition(block[at], counts)
         if t is not None:
             value = block[at].value
-            operands = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+            operands = {n.id for n in walk(value) if isinstance(n, gast.Name)}
             j = _reader(block, at, t, operands)
             if j is not None:
                 use = block[j]
@@ -244,7 +244,7 @@ def fuse(function: gast.FunctionDef) -> gast.FunctionDef:
     """Fuse single-use elementwise temporaries into their readers, to a fixed point (a
     dropped inner `unbroadcast` leaves the temporary it named with one reader fewer)."""
     while True:
-        names = [n for n in gast.walk(function) if isinstance(n, gast.Name)]
+        names = [n for n in walk(function) if isinstance(n, gast.Name)]
         counts = Counter(n.id for n in names)
         stores = Counter(n.id for n in names if isinstance(n.ctx, gast.Store))
         if not any([_fuse_block(block, counts, stores) for block in list(blocks(function.body))]):

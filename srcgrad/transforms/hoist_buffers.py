@@ -51,18 +51,18 @@ from ..analysis import kinds as K
 from ..analysis.extents import range3
 from ..analysis.liveness import live_after
 from ..frontend.trees import ByNode
-from ..syntax import assign, call, const, dotted, method, name
+from ..syntax import assign, call, const, dotted, method, name, walk
 from .reuse_buffers import _allocator, _copies, _mentions
 
 
 def hoist_buffers(func: gast.FunctionDef, kinds: dict, fresh) -> int:
     """Give loops' per-iteration arrays one buffer made before the loop; how many."""
     parents, mentions, params = _mentions(func)
-    stores = Counter(n.id for n in gast.walk(func)
+    stores = Counter(n.id for n in walk(func)
                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     top = _top_bindings(func, stores)
     state = {"live": None, "made": 0, "counts": ByNode(),  # the top statement holding each loop
-             "top": {id(n): stmt for stmt in func.body for n in gast.walk(stmt)
+             "top": {id(n): stmt for stmt in func.body for n in walk(stmt)
                      if isinstance(n, gast.For)}}
 
     def block(stmts):
@@ -97,16 +97,16 @@ def _top_bindings(func, stores) -> dict:
 
 def _loop(loop, func, kinds, fresh, parents, mentions, params, stores, top, state) -> list:
     """The statements to put before `loop`, having rewritten its allocations."""
-    bound_in = Counter(n.id for n in gast.walk(loop)
+    bound_in = Counter(n.id for n in walk(loop)
                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
-    if not all(isinstance(n, _PURE_NODES) for a in loop.iter.args for n in gast.walk(a)):
+    if not all(isinstance(n, _PURE_NODES) for a in loop.iter.args for n in walk(a)):
         return []  # its range is evaluated again before it (below): no calls
     # The statement of the function's body holding the loop; names bound at the top of
     # the function before it, and not rebound in it outside the loop, are bound (with the
     # same values) when the loop starts.
     at = next(k for k, s in enumerate(func.body) if s is state["top"][id(loop)])
     outer = state["counts"](func.body[at], lambda: Counter(
-        n.id for n in gast.walk(func.body[at])
+        n.id for n in walk(func.body[at])
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)))
     unstable = {n for n, c in outer.items() if c > bound_in[n]}  # bound outside too
     top = {n for n, where in top.items() if where < at} - unstable

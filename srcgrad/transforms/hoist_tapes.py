@@ -30,7 +30,7 @@ from collections import Counter
 import gast
 
 from ..frontend.trees import reads, stores_in
-from ..syntax import is_name
+from ..syntax import is_name, walk
 from .elementwise import names_in
 
 _MAKERS = {"tape_like", "tape_array", "trip_count"}
@@ -40,7 +40,7 @@ def hoist_tapes(func: gast.FunctionDef) -> int:
     """Move the tapes made at loops' first iterations before the loops; how many."""
     defined = {a.id for a in func.args.args}
     out, moved = [], 0
-    stores = Counter(n.id for n in gast.walk(func) if isinstance(n, gast.Name)
+    stores = Counter(n.id for n in walk(func) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, gast.Store))
     once = {n for n, count in stores.items() if count == 1}
     for stmt in func.body:
@@ -104,7 +104,7 @@ def _first_iteration(stmt, index: str):
 
 
 def _only_allocates(value) -> bool:
-    for node in gast.walk(value):
+    for node in walk(value):
         if isinstance(node, gast.Call):
             func = node.func
             if not (isinstance(func, gast.Name) and func.id in _MAKERS

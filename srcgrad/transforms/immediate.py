@@ -67,7 +67,7 @@ import gast
 
 from ..analysis.liveness import live_after, reads
 from ..frontend.trees import stores_in
-from ..syntax import assign, is_call, is_comment, is_name
+from ..syntax import assign, is_call, is_comment, is_name, walk
 from .immediate_adjoints import adjoint_inputs
 from .immediate_nests import drop_emptied, mentions_outside, nest_ok, nest_reads, nests
 from .immediate_paths import bound_once, element_base as _base, reads_bound, recorded
@@ -159,7 +159,7 @@ def _fuse(rev, loop, block, back_block, back, before, nest=None) -> bool:
     made = [s for s in rev.forward + ([] if block is rev.forward else block)
             if _only_tapes(s, tapes)]  # `_tape_x = []`, `_made_x = False`
     if any(isinstance(n, gast.Name) and n.id in tapes for s in body + kept
-           for n in gast.walk(s)) or mentions_outside(rev, tapes, [loop, back] + made):
+           for n in walk(s)) or mentions_outside(rev, tapes, [loop, back] + made):
         return False
     loop.body = body + kept
     for stmt in made:
@@ -216,7 +216,7 @@ def _loads(body, var, restored):
             kept.append(gast.copy_location(gast.If(
                 test=stmt.test, body=body_kept or [gast.Pass()], orelse=else_kept), stmt))
             continue
-        for n in gast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, gast.Name) and n.id.startswith(_TAPE):
                 return None, None
             if isinstance(n, gast.Call) and (
@@ -229,7 +229,7 @@ def _loads(body, var, restored):
 
 def _slot_names(body) -> set:
     """Names the slots of B's tape loads read (`_tape_x[i * _s4 + j]`)."""
-    return set().union(*(reads(n.slice, False) for s in body for n in gast.walk(s)
+    return set().union(*(reads(n.slice, False) for s in body for n in walk(s)
                          if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
                          and n.value.id.startswith(_TAPE)))
 
@@ -261,7 +261,7 @@ def _forward_names(body, var):
     body (module doc, 1), or Nones."""
     stores, loads = {}, {}
     for k, stmt in enumerate(body):
-        for n in gast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, (gast.For, gast.While, gast.Break, gast.Continue, gast.Return)):
                 return None, None, None, None
             if isinstance(n, gast.Name):
@@ -333,7 +333,7 @@ def _backward_ok(kept, sums, local) -> bool:
     for stmt in kept:
         if sums & reads(stmt, True):
             return False
-        for n in gast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) \
                     and not (n.id.startswith(_ADJ) or n.id in local):
                 return False
@@ -349,7 +349,7 @@ def _backward_ok(kept, sums, local) -> bool:
 def _calls_ok(body, local, var) -> bool:
     """Calls other than of pure builtins and helpers take only locals, the index and
     constants; methods are pure ones, or called on locals."""
-    for n in (n for s in body for n in gast.walk(s)):
+    for n in (n for s in body for n in walk(s)):
         if not isinstance(n, gast.Call):
             continue
         if isinstance(n.func, gast.Name) and n.func.id not in _PURE:

@@ -12,7 +12,7 @@ import gast
 
 from ..analysis.liveness import reads
 from ..frontend.trees import stores_in
-from ..syntax import call, is_call, is_name, name
+from ..syntax import call, is_call, is_name, name, walk
 
 _ADJ = "_adj_"
 
@@ -53,7 +53,7 @@ def _exposed(stmts, bound, exposed) -> set:
             bound |= after[0] & after[1]
             continue
         here = _adjoints_read(stmt) | {
-            n.target.id for n in gast.walk(stmt) if isinstance(n, gast.AugAssign)
+            n.target.id for n in walk(stmt) if isinstance(n, gast.AugAssign)
             and isinstance(n.target, gast.Name) and n.target.id.startswith(_ADJ)}
         _add(exposed, here - bound)
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
@@ -62,7 +62,7 @@ def _exposed(stmts, bound, exposed) -> set:
 
 
 def _adjoints_read(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and n.id.startswith(_ADJ) and not isinstance(n.ctx, gast.Store)}
 
 
@@ -74,7 +74,7 @@ def _accumulated_only(kept, a) -> bool:
     """Every mention of a in B's body is `a[...] += e`, `a += e`, or `v = a[...]` with v an
     adjoint bound only there and otherwise only accumulated into, `v[...] += e` (a view:
     `_adj_cam = _adj_cams[i]` for an inlined call's argument `cams[i]`)."""
-    nodes = [n for s in kept for n in gast.walk(s)]
+    nodes = [n for s in kept for n in walk(s)]
     parent = {id(c): p for p in nodes for c in gast.iter_child_nodes(p)}
     mentions = [n for n in nodes if isinstance(n, gast.Name) and n.id == a]
     for n in mentions:
@@ -150,7 +150,7 @@ def _unchanged(kept, a) -> bool:
     `a = unbroadcast(c, ...)`."""
     copies = set()
     for stmt in kept:
-        for n in gast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, gast.Name) and n.id == a and isinstance(n.ctx, gast.Store):
                 if not (isinstance(stmt, gast.Assign) and stmt.targets[0] is n):
                     return False
@@ -163,11 +163,11 @@ def _unchanged(kept, a) -> bool:
                 and is_name(stmt.value, a):
             copies.add(stmt.targets[0].id)
         elif isinstance(stmt, gast.Assign):
-            copies -= {n.id for t in stmt.targets for n in gast.walk(t)
+            copies -= {n.id for t in stmt.targets for n in walk(t)
                        if isinstance(n, gast.Name)}
     return True
 
 
 def _stores(stmts, a) -> int:
-    return sum(1 for s in stmts for n in gast.walk(s)
+    return sum(1 for s in stmts for n in walk(s)
                if isinstance(n, gast.Name) and n.id == a and isinstance(n.ctx, gast.Store))

@@ -26,7 +26,7 @@ import gast
 
 from ..analysis.liveness import live_after, reads
 from ..frontend.trees import stores_in
-from ..syntax import is_call, is_comment
+from ..syntax import is_call, is_comment, walk
 
 _ADJ, _TAPE = "_adj_", "_tape_"
 
@@ -73,7 +73,7 @@ def nest_ok(outer, back_outer, inner, back, sums, only_tapes) -> bool:
                 and not stmt.targets[0].id.startswith(_ADJ)):
             return False
         if any(n.startswith(_ADJ) for n in reads(stmt.value, False)) or sums & reads(
-                stmt, False) or any(_undoes(n) for n in gast.walk(stmt)):
+                stmt, False) or any(_undoes(n) for n in walk(stmt)):
             return False
     given = set().union(*map(stores_in, rest)) if rest else set()
     return not (given - mine) & reads(back, False)
@@ -93,7 +93,7 @@ def drop_emptied(rev, outer, back_outer, only_tapes) -> None:
     in O's body and at the top of the forward sweep."""
     if any(isinstance(s, gast.For) for s in back_outer.body):
         return
-    tapes = {n.id for n in gast.walk(back_outer) if isinstance(n, gast.Name)
+    tapes = {n.id for n in walk(back_outer) if isinstance(n, gast.Name)
              and n.id.startswith(_TAPE)}
     bound = set().union(*map(stores_in, back_outer.body))
     if bound & live_after(rev.function())[id(back_outer)]:
@@ -111,9 +111,9 @@ def drop_emptied(rev, outer, back_outer, only_tapes) -> None:
 
 def mentions_outside(rev, tapes, owners) -> bool:
     """Whether a statement of the sweeps outside `owners` names one of `tapes`."""
-    inside = {id(n) for owner in owners for n in gast.walk(owner)}
+    inside = {id(n) for owner in owners for n in walk(owner)}
     return any(isinstance(n, gast.Name) and n.id in tapes and id(n) not in inside
-               for s in rev.forward + rev.backward for n in gast.walk(s))
+               for s in rev.forward + rev.backward for n in walk(s))
 
 
 def _undoes(node) -> bool:

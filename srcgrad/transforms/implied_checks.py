@@ -53,7 +53,7 @@ from ..analysis import kinds as K
 from ..analysis.equalities import Facts, meet, names_of
 from ..analysis.extents import int_value, plus
 from ..frontend.trees import ByNode, assigned, reads
-from ..syntax import dotted_name, is_call, is_comment
+from ..syntax import dotted_name, is_call, is_comment, walk
 
 _PURE_CALLS = {"max", "min", "slice_at"}
 _SAME_SHAPE = {"zeros_like", "np.zeros_like", "np.empty_like", "np.ones_like", "np.copy",
@@ -65,10 +65,10 @@ def implied_checks(func: gast.FunctionDef, kinds: dict) -> int:
     """Drop the checks of `func` its facts imply (module doc); how many."""
     if any(isinstance(n, (gast.Try, gast.With, gast.Lambda, gast.ClassDef, gast.NamedExpr,
                           gast.AsyncFunctionDef)) or isinstance(n, gast.FunctionDef)
-           and n is not func for n in gast.walk(func)):
+           and n is not func for n in walk(func)):
         return 0
     walker, facts = _Walker(kinds), Facts()
-    atoms = [walker.atom(n) for n in gast.walk(func) if isinstance(n, gast.For)]
+    atoms = [walker.atom(n) for n in walk(func) if isinstance(n, gast.For)]
     walker.shared = {a for a in atoms if a is not None and atoms.count(a) > 1}
     walker.block(func.body, facts, drop=True)
     return walker.dropped
@@ -290,7 +290,7 @@ def _pure(node, kinds) -> bool:
     """Ints, names and the pure operations on them, reading no array's elements (found by
     a review: `p[j]` read twice around `p[j] += k` is two values), nor calling anything
     but `max`, `min`, `slice_at` and `trip_count`."""
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Call):
             if not (isinstance(n.func, gast.Name) and n.func.id in _PURE_CALLS | {"trip_count"}
                     and not n.keywords):

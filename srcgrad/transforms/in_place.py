@@ -31,6 +31,7 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.roots import IN, UNKNOWN
 from .window_forms import LOOP
+from ..syntax import walk
 
 
 def in_place(window, last) -> set:
@@ -57,11 +58,11 @@ def in_place(window, last) -> set:
 
 def _operand(value, target) -> bool:
     """`value` reads `target`, only as a whole array."""
-    held = {id(n.value) for n in gast.walk(value) if isinstance(n, (gast.Subscript,
+    held = {id(n.value) for n in walk(value) if isinstance(n, (gast.Subscript,
                                                                     gast.Attribute))}
-    reads = [n for n in gast.walk(value) if isinstance(n, gast.Name) and n.id == target]
+    reads = [n for n in walk(value) if isinstance(n, gast.Name) and n.id == target]
     return bool(reads) and not any(id(n) in held for n in reads)
 
 
 def _mentions(node, names) -> bool:
-    return any(isinstance(n, gast.Name) and n.id in names for n in gast.walk(node))
+    return any(isinstance(n, gast.Name) and n.id in names for n in walk(node))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import assign, binop, comment, const, name
+from ..syntax import assign, binop, comment, const, name, walk
 from .optimize import blocks, mentions, written
 from .recompute import is_restore, value_reads
 
@@ -54,7 +54,7 @@ def _may_leave(stmt) -> bool:
     if isinstance(stmt, (gast.Break, gast.Continue, gast.Return)):
         return True
     if isinstance(stmt, (gast.For, gast.While)):
-        return any(isinstance(n, gast.Return) for n in gast.walk(stmt))
+        return any(isinstance(n, gast.Return) for n in walk(stmt))
     if isinstance(stmt, gast.If):
         return any(_may_leave(s) for s in stmt.body + stmt.orelse)
     return False
@@ -115,8 +115,8 @@ def _assignments(forward: list, var: str):
                     and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == var):
                 found.append((block, at))
                 continue
-            own = (gast.walk(stmt.target) if isinstance(stmt, gast.For) else
-                   [] if isinstance(stmt, (gast.If, gast.While)) else gast.walk(stmt))
+            own = (walk(stmt.target) if isinstance(stmt, gast.For) else
+                   [] if isinstance(stmt, (gast.If, gast.While)) else walk(stmt))
             if any(isinstance(n, gast.Name) and n.id == var and isinstance(n.ctx, gast.Store)
                    for n in own):
                 return None
@@ -126,8 +126,8 @@ def _assignments(forward: list, var: str):
 def _reset_first(forward: list, var: str, resets: list) -> bool:
     """Whether every mention of `var` is one reset or follows it in the reset's block."""
     for block, at in resets:
-        covered = {id(block[at])} | {id(n) for s in block[at:] for n in gast.walk(s)}
-        if all(id(n) in covered for s in forward for n in gast.walk(s)
+        covered = {id(block[at])} | {id(n) for s in block[at:] for n in walk(s)}
+        if all(id(n) in covered for s in forward for n in walk(s)
                if isinstance(n, gast.Name) and n.id == var):
             return True
     return False

@@ -36,7 +36,7 @@ import copy
 
 import gast
 
-from ..syntax import call, const, name
+from ..syntax import call, const, name, walk
 from .optimize import blocks
 from .recompute import changes
 from .reverse import ends_early
@@ -135,7 +135,7 @@ def _steady(expr, block, before, outermost) -> bool:
     `before` of `block`: it calls nothing, and each name it reads is unchanged inside
     `outermost`, or bound there once, by an assignment earlier in `block` whose value is
     steady in turn (normalize's `_t2 = w.shape; _s4 = _t2[0]` before `for c in range(_s4)`)."""
-    nodes = list(gast.walk(expr))
+    nodes = list(walk(expr))
     if any(isinstance(node, gast.Call) for node in nodes):
         return False
     for var in {node.id for node in nodes if isinstance(node, gast.Name)}:
@@ -153,9 +153,9 @@ def _steady(expr, block, before, outermost) -> bool:
 
 
 def _change_count(tree, var: str) -> int:
-    return sum(1 for node in gast.walk(tree) if isinstance(node, gast.stmt)
+    return sum(1 for node in walk(tree) if isinstance(node, gast.stmt)
                and not isinstance(node, (gast.For, gast.While, gast.If)) and changes(node, {var})) \
-        + sum(1 for node in gast.walk(tree) if isinstance(node, gast.For)
+        + sum(1 for node in walk(tree) if isinstance(node, gast.For)
               and changes(node.target, {var}))
 
 
@@ -177,7 +177,7 @@ def iteration(block, chain):
                            op=gast.Add(), right=_number(loop))
         size = gast.BinOp(left=size, op=gast.Mult(), right=count)
     ahead = not any(changes(outer, {node.id}) for loop in chain[1:] for arg in loop.iter.args
-                    for node in gast.walk(arg) if isinstance(node, gast.Name))
+                    for node in walk(arg) if isinstance(node, gast.Name))
     return index, size, ahead
 
 

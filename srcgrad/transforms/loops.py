@@ -37,7 +37,7 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.liveness import live_after
 from ..analysis.roots import roots as roots_of
-from ..syntax import assign, call, const, name
+from ..syntax import assign, call, const, name, walk
 from .elementwise import names_in
 from .elements import rewrite
 from .numbers import simplify
@@ -68,7 +68,7 @@ class Function:
         self.roots = roots_of(func, kinds)
         self.live = live_after(func, shape_only=True)  # values read later
         self.shaped = live_after(func)  # values or shapes read later
-        self.used = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)} | {func.name}
+        self.used = {n.id for n in walk(func) if isinstance(n, gast.Name)} | {func.name}
         self._indices = {}
         self.loops = 0
 
@@ -90,7 +90,7 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     names). The tree is rewritten in place: pass one the caller owns. `returns`: what
     calls of the module's other functions return (analysis/kinds.infer)."""
     kinds = K.infer(func, params, returns)
-    used = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
+    used = {n.id for n in walk(func) if isinstance(n, gast.Name)}
     roots, fresh = roots_of(func, kinds), (lambda base: _fresh(base, used))
     changed = rewrite(func.body, kinds, roots, fresh)
     changed += simplify(func, kinds)
@@ -109,7 +109,7 @@ def fuse_loops(func: gast.FunctionDef, params: dict, returns=None):
     tape_rows(func, looped, roots_of(func, looped))
     next_rows(func, looped, roots_of(func, looped))
     coalesce(func, looped)
-    taken = {n.id for n in gast.walk(func) if isinstance(n, gast.Name)}
+    taken = {n.id for n in walk(func) if isinstance(n, gast.Name)}
     first_writes(func, looped, roots_of(func, looped), lambda base: _fresh(base, taken))
     reuse_buffers(func, looped, lambda base: _fresh(base, taken), fn.index_names())
     hoist_buffers(func, looped, lambda base: _fresh(base, taken))
@@ -135,7 +135,7 @@ def _fresh(base: str, used: set) -> str:
 def calls(func: gast.FunctionDef, kinds: dict, names) -> list:
     """(name, kinds of its arguments) of each call in `func` to a function in `names`."""
     found = []
-    for node in gast.walk(func):
+    for node in walk(func):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
                 and node.func.id in names and not node.keywords:
             found.append((node.func.id, [K.kind_of(a, kinds) or K.TOP for a in node.args]))
@@ -171,7 +171,7 @@ def _block(stmts, fn, looped=False):
 def _follow(paths, stmt):
     """Keep `paths` (name -> (path of the view it holds, names the path reads)) true
     after `stmt`: forget what it rebinds, learn the views it binds."""
-    bound = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+    bound = {n.id for n in walk(stmt) if isinstance(n, gast.Name)
              and isinstance(n.ctx, gast.Store)}
     for n in list(paths):
         if n in bound or paths[n][1] & bound:
@@ -190,7 +190,7 @@ def _worth(window) -> bool:
     first call: 6.3-7.1 s of CPU with it, 3.1-3.3 s with a loop)."""
     for comp in window.comps:
         ops = sum(isinstance(n, (gast.BinOp, gast.UnaryOp, gast.Call))
-                  for i in comp.items for s in i.body for n in gast.walk(s))
+                  for i in comp.items for s in i.body for n in walk(s))
         stores = any(isinstance(t, gast.Subscript) for i in comp.items
                      for t in getattr(i.node, "targets", None) or [getattr(i.node, "target",
                                                                            None)])
@@ -332,7 +332,7 @@ def _nest(window, comp, arrays, shape, moved=()):
 
 
 def _names(stmts) -> set:
-    return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)}
+    return {n.id for s in stmts for n in walk(s) if isinstance(n, gast.Name)}
 
 
 def _root(node):

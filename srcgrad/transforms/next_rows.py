@@ -62,7 +62,7 @@ import gast
 from ..analysis import kinds as K
 from ..analysis.extents import int_value, is_range
 from ..analysis.roots import UNKNOWN, roots as roots_of
-from ..syntax import assign, binop, call, const, is_call, name
+from ..syntax import assign, binop, call, const, is_call, name, walk
 from .tape_rows import _bindings, _makes, _shapes_fit, _writes
 
 
@@ -110,7 +110,7 @@ def _counted_from_zero(loop) -> bool:
 def _carried(loop, top, func, kinds, roots, writes, bound):
     """(j, r, A, N, T, V) of the module doc's shape in `loop`, or None."""
     counter = loop.target.id
-    for node in gast.walk(loop):
+    for node in walk(loop):
         if isinstance(node, (gast.Break, gast.Continue, gast.Return)):
             return None
         if isinstance(node, gast.Name) and node.id == counter \
@@ -163,7 +163,7 @@ def _sound(loop, top, j, r, array, tape, state, func, kinds, roots, writes, boun
     if not tape_roots or not roots.get(state) or not roots.get(array) \
             or UNKNOWN in tape_roots | carried:
         return False
-    for node in gast.walk(loop):  # V and A bound once each in L
+    for node in walk(loop):  # V and A bound once each in L
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
                 and node.id in (state, array) \
                 and node is not loop.body[j].targets[0] \
@@ -185,17 +185,17 @@ def _sound(loop, top, j, r, array, tape, state, func, kinds, roots, writes, boun
     record = loop.body[r]
     for stmt in loop.body:
         if stmt is not record and any(isinstance(n, gast.Name) and n.id in sharing_tape
-                                      for n in gast.walk(stmt)):
+                                      for n in walk(stmt)):
             return False
-    inside = {id(n) for n in gast.walk(loop)}
+    inside = {id(n) for n in walk(loop)}
     for node, access in _writes(prefix, kinds, before):
         if id(node) in inside and access & carried_before and not _through(node, state, array):
             return False
-    after = {id(n) for stmt in func.body[top + 1:] for n in gast.walk(stmt)}
+    after = {id(n) for stmt in func.body[top + 1:] for n in walk(stmt)}
     for node, access in writes:
         if UNKNOWN in access or id(node) in after and access & (tape_roots | carried):
             return False
-    earlier = {id(n) for stmt in func.body[:top] for n in gast.walk(stmt)}
+    earlier = {id(n) for stmt in func.body[:top] for n in walk(stmt)}
     return not any(id(node) in earlier and access & tape_before
                    for node, access in _writes(prefix, kinds, before))
 

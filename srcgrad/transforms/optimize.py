@@ -27,7 +27,7 @@ import operator
 
 import gast
 
-from ..syntax import blocks, is_comment, name as _name  # blocks: others import it here
+from ..syntax import blocks, is_comment, walk, name as _name  # blocks: others import it here
 from .owned import mentions, own  # mentions: fuse, recompute and inverses import it from here
 from .squares import doubled_contributions, scalar_square_cotangents
 from .reverse import Reversed
@@ -63,7 +63,7 @@ def written(stmt) -> str | None:
 
 def reads(stmt) -> set[str]:
     """Names a statement reads, not counting a write's reads of the name it writes."""
-    loads = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+    loads = {n.id for n in walk(stmt) if isinstance(n, gast.Name)
              and isinstance(n.ctx, gast.Load)}
     target = written(stmt)
     if target is not None and not isinstance(stmt, _COMPOUND):
@@ -109,7 +109,7 @@ def fold_zero_inits(block: list, in_place: set[str]) -> None:
 
     def names(s) -> set:
         if id(s) not in named:
-            named[id(s)] = (s, {n.id for n in gast.walk(s) if isinstance(n, gast.Name)})
+            named[id(s)] = (s, {n.id for n in walk(s) if isinstance(n, gast.Name)})
         return named[id(s)][1]
 
     i = 0
@@ -147,7 +147,7 @@ def _unchanged(arg, stmts) -> bool:
     """Whether the name `arg` is assigned in none of `stmts` (its shape is the same there)."""
     return isinstance(arg, gast.Name) and not any(
         isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == arg.id
-        for s in stmts for n in gast.walk(s))
+        for s in stmts for n in walk(s))
 
 
 def _number(node, value=None) -> bool:
@@ -177,7 +177,7 @@ def drop_dead(backward: list, keep: set[str]) -> None:
                 if not isinstance(stmt, _COMPOUND):
                     used |= reads(stmt)
                 else:
-                    used |= {n.id for n in gast.walk(stmt.test if not isinstance(stmt, gast.For)
+                    used |= {n.id for n in walk(stmt.test if not isinstance(stmt, gast.For)
                                                       else stmt.iter) if isinstance(n, gast.Name)}
         removed = False
         for block in blocks(backward):
@@ -196,7 +196,7 @@ def drop_dead_tail(block: list, keep: set[str]) -> None:
     for k in range(len(block) - 1, -1, -1):
         stmt = block[k]
         if isinstance(stmt, _COMPOUND):
-            live |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+            live |= {n.id for n in walk(stmt) if isinstance(n, gast.Name)}
             continue
         target = written(stmt)
         if _generated(target) and target not in live:
@@ -204,7 +204,7 @@ def drop_dead_tail(block: list, keep: set[str]) -> None:
             continue
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
             live.discard(target)
-        live |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+        live |= {n.id for n in walk(stmt) if isinstance(n, gast.Name)
                  and isinstance(n.ctx, gast.Load)}
 
 
@@ -246,12 +246,12 @@ def accumulate_in_place(backward: list) -> None:
             if _is_zero_init(stmt) or _is_zeros_plus(stmt):
                 inits.add(stmt.targets[0].id)
             elif isinstance(stmt, _COMPOUND):
-                others |= {n.id for n in gast.walk(stmt.test if not isinstance(stmt, gast.For)
+                others |= {n.id for n in walk(stmt.test if not isinstance(stmt, gast.For)
                                                    else stmt.iter) if isinstance(n, gast.Name)}
             elif _accumulation(stmt) is None or _is_zero_init(stmt):
-                others |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+                others |= {n.id for n in walk(stmt) if isinstance(n, gast.Name)}
             else:
-                others |= {n.id for n in gast.walk(stmt.value.right) if isinstance(n, gast.Name)}
+                others |= {n.id for n in walk(stmt.value.right) if isinstance(n, gast.Name)}
     assigned_otherwise = {written(s) for b in blocks(backward) for s in b
                           if written(s) and not (_is_zero_init(s) or _is_zeros_plus(s))
                           and _accumulation(s) is None}

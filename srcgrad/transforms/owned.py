@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import const, is_name, named
+from ..syntax import const, is_name, named, walk
 
 _LOOPS = (gast.For, gast.While)
 _COMPOUND = (gast.If, gast.For, gast.While)
@@ -81,8 +81,8 @@ def _harmless(stmt, var: str, writes: bool) -> bool:
         return False
     ok = {id(target.value)} if isinstance(target, gast.Subscript) and is_name(
         target.value, var) and writes else set()
-    parents = {id(c): p for p in gast.walk(stmt) for c in gast.iter_child_nodes(p)}
-    for node in gast.walk(stmt):
+    parents = {id(c): p for p in walk(stmt) for c in gast.iter_child_nodes(p)}
+    for node in walk(stmt):
         if not is_name(node, var) or id(node) in ok:
             continue
         sub = parents.get(id(node))
@@ -158,23 +158,23 @@ def _reads_elsewhere(block: list, k: int, var: str):
     """`allowed` for a dead reset `var[S] = zeros_like(...)` at `block[k]`: a statement only
     reads (module doc) parts of var disjoint from S, whose names are not rebound since."""
     index = block[k].targets[0].slice
-    names = {n.id for n in gast.walk(index) if isinstance(n, gast.Name)}
+    names = {n.id for n in walk(index) if isinstance(n, gast.Name)}
 
     def allowed(stmt, at: int) -> bool:
         if any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in names
-               for s in block[k + 1:at + 1] for n in gast.walk(s)):
+               for s in block[k + 1:at + 1] for n in walk(s)):
             return False
-        uses = [n for n in gast.walk(stmt) if isinstance(n, gast.Subscript)
+        uses = [n for n in walk(stmt) if isinstance(n, gast.Subscript)
                 and is_name(n.value, var)]
         return (_harmless(stmt, var, writes=True) and len(uses) == sum(
-            1 for n in gast.walk(stmt) if is_name(n, var))
+            1 for n in walk(stmt) if is_name(n, var))
             and all(_disjoint(index, u.slice) for u in uses))
     return allowed
 
 
 def _mentions_outside(function, block: list, var: str) -> bool:
-    inside = sum(1 for s in block for n in gast.walk(s) if is_name(n, var))
-    return sum(1 for n in gast.walk(function) if is_name(n, var)) != inside
+    inside = sum(1 for s in block for n in walk(s) if is_name(n, var))
+    return sum(1 for n in walk(function) if is_name(n, var)) != inside
 
 
 def _reset(stmt):
@@ -201,7 +201,7 @@ def _drop_dead_resets(block: list, loop, function, keep: set[str]) -> None:
 
 def _updated_in_place(function) -> set[str]:
     names = set()
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.AugAssign):
             target = node.target
             names.add(target.value.id if isinstance(target, gast.Subscript)
@@ -221,7 +221,7 @@ def _updated_in_place(function) -> set[str]:
 def _copies(stmt):
     """The `snapshot(_adj_v[...])` calls in `stmt`, as (call, parent, field) to replace."""
     found = []
-    for parent in gast.walk(stmt):
+    for parent in walk(stmt):
         for field, value in gast.iter_fields(parent):
             items = value if isinstance(value, list) else [value]
             for pos, node in enumerate(items):
@@ -263,7 +263,7 @@ def _drop_needless_copies(block: list, loop, function, in_place: set[str],
 def _only_fresh_updated(function, in_place: set[str]) -> bool:
     """Every adjoint updated in place is only ever bound to new arrays (NOTE [adjoint
     ownership] in reverse.py): so no view bound to another name can flow into one."""
-    return all(_fresh(node.value) for node in gast.walk(function)
+    return all(_fresh(node.value) for node in walk(function)
                if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)
                and node.targets[0].id.startswith("_adj_") and node.targets[0].id in in_place)
 

@@ -36,6 +36,7 @@ import gast
 
 from ..analysis.kinds import UFUNCS, is_array, is_number, kind_of
 from ..analysis.roots import UNKNOWN, may_alias, of_expr
+from ..syntax import walk
 
 _VECTOR, _MATRIX, _NUMBER = ("arr", 1, "f"), ("arr", 2, "f"), ("num", "f")
 _UNKNOWN = frozenset({UNKNOWN})
@@ -76,7 +77,7 @@ def _loops(stmt, kinds, roots, fresh):
             and isinstance(stmt.target, gast.Name) and isinstance(stmt.value, gast.Call)
             and isinstance(stmt.value.func, gast.Name) and not stmt.value.keywords
             and len(stmt.value.args) == 3
-            and all(_pure(n) for a in stmt.value.args for n in gast.walk(a))):
+            and all(_pure(n) for a in stmt.value.args for n in walk(a))):
         return None
     rule, x, args = stmt.value.func.id, stmt.target.id, stmt.value.args
     g, a, b = (kind_of(arg, kinds) for arg in args)
@@ -91,7 +92,7 @@ def _loops(stmt, kinds, roots, fresh):
     else:
         return None
     if any(isinstance(n, gast.Name) and n.id not in roots and not is_number(kinds.get(n.id))
-           for arg in args for n in gast.walk(arg)):
+           for arg in args for n in walk(arg)):
         return None  # roots.py follows arrays only
     mine = roots.get(x, _UNKNOWN)
     if any(is_array(kind_of(args[k], kinds))

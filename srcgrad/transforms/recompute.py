@@ -15,7 +15,7 @@ import re
 import gast
 
 from ..analysis.activity import is_append
-from ..syntax import assign
+from ..syntax import assign, walk
 from .optimize import blocks, written
 from .reverse import Reversed
 
@@ -43,11 +43,11 @@ def value_reads(stmt, varying=frozenset()) -> set[str]:
     """Names whose values `stmt` reads: shape-only helper arguments are excluded, but for
     names in `varying` (whose shape may change between bindings) they count."""
     if isinstance(stmt, (gast.If, gast.While)):
-        return {n.id for n in gast.walk(stmt.test) if isinstance(n, gast.Name)}
+        return {n.id for n in walk(stmt.test) if isinstance(n, gast.Name)}
     if isinstance(stmt, gast.For):
-        return {n.id for n in gast.walk(stmt.iter) if isinstance(n, gast.Name)}
+        return {n.id for n in walk(stmt.iter) if isinstance(n, gast.Name)}
     shape_only = set()
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
             k = _SHAPE_ONLY.get(node.func.id)
             if k is None or k >= len(node.args):
@@ -55,7 +55,7 @@ def value_reads(stmt, varying=frozenset()) -> set[str]:
             arg = node.args[k]
             shape_only |= {id(e) for e in (arg.elts if isinstance(arg, gast.Tuple) else [arg])
                            if isinstance(e, gast.Name) and e.id not in varying}
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+    return {n.id for n in walk(stmt) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load) and id(n) not in shape_only}
 
 
@@ -67,7 +67,7 @@ def changes(stmt, names: set[str]) -> bool:
 def changed(stmt) -> set[str]:
     """The names `stmt` (or anything nested in it) assigns, writes into or appends to."""
     out = set()
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             out.add(node.id)
         elif (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
@@ -82,7 +82,7 @@ def changed(stmt) -> set[str]:
 def _name_counts(stmt) -> dict:
     """How many times each name occurs in `stmt` (read or written, at any depth)."""
     counts: dict = {}
-    for n in gast.walk(stmt):
+    for n in walk(stmt):
         if isinstance(n, gast.Name):
             counts[n.id] = counts.get(n.id, 0) + 1
     return counts
@@ -153,7 +153,7 @@ def _candidates(forward: list, inputs) -> dict:
     names assigned once, cheaply, and used only after that assignment in its block."""
     counted, stores = {}, {}
     for stmt in forward:  # walking the outermost statements visits nested ones too
-        for n in gast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, gast.Name):
                 counted[n.id] = counted.get(n.id, 0) + 1
                 if isinstance(n.ctx, gast.Store):

@@ -59,7 +59,7 @@ import itertools
 from ..analysis.shape_classes import shape_varying
 from ..frontend.trees import reads, stores_in
 from .optimize import blocks, drop_empty, written
-from ..syntax import assign, call, const, insert_before, method, name, named, remove
+from ..syntax import assign, call, const, insert_before, method, name, named, remove, walk
 from .inverses import counters, dead_writes_back
 from .iterations import in_branches, iteration, mirrored_branch, places
 from .recompute import changes, is_restore, rematerialize, value_reads
@@ -90,7 +90,7 @@ def _read_after_undo(backward: list, varying) -> set[str]:
                  if not (is_restore(s) or _is_list_undo(s)) for n in value_reads(s, varying)}
         reads |= {n.id for b in blocks([stmt]) for s in b  # a write back's index: y[m] = ...
                   if is_restore(s) and isinstance(s.targets[0], gast.Subscript)
-                  for n in gast.walk(s.targets[0].slice) if isinstance(n, gast.Name)}
+                  for n in walk(s.targets[0].slice) if isinstance(n, gast.Name)}
         inside = _undone(stmt)
         needed |= reads & (undone | inside)
         undone |= inside
@@ -123,7 +123,7 @@ def record(rev: Reversed) -> Reversed:
     _instrument(rev.forward, names, {k: t for k, t in rev.write_tapes.items() if t in sites})
     inputs = [name_ for name_ in rev.norm.inputs if name_ in names]
     tapes = sorted({n.id for b in itertools.chain(blocks(rev.backward), blocks(rev.forward))
-                    for s in b for n in gast.walk(s)
+                    for s in b for n in walk(s)
                     if isinstance(n, gast.Name) and n.id.startswith("_tape_")})
     preallocated = {s.targets[0].id for b in blocks(rev.forward) for s in b
                     if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
@@ -172,7 +172,7 @@ def _defined_first(forward: list, inputs) -> dict:
     first = {name_: None for name_ in inputs}
     seen = set(inputs)
     for stmt in forward:
-        stored = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+        stored = {n.id for n in walk(stmt) if isinstance(n, gast.Name)
                   and isinstance(n.ctx, gast.Store)}
         for var in stored - seen:
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
@@ -316,7 +316,7 @@ def _load_at_start(backward: list, undo, var: str, tape: str, index) -> None:
                  if isinstance(stmt, gast.For) for b in [stmt.body] if undo in b), None)
     if body is None:
         return
-    binds = sum(1 for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
+    binds = sum(1 for s in body for n in walk(s) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Store) and n.id == var)
     at = next(k for k, s in enumerate(body) if s is undo)
     if binds != 1 or _mentions(body[at + 1:], var) or _index_rebound(body, index, var):
@@ -355,7 +355,7 @@ def _drop_final_restores(backward: list) -> None:
         if (is_restore(stmt) or _is_list_undo(stmt)) and written(stmt) not in later:
             del backward[k]
             continue
-        later |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+        later |= {n.id for n in walk(stmt) if isinstance(n, gast.Name)}
 
 
 def _instrument(forward: list, names: set[str], sites: dict[int, str]) -> None:
@@ -383,7 +383,7 @@ def _last_change(block: list, at: int, var: str) -> int:
     last = at
     for j in range(at + 1, len(block)):
         if any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == var
-               for n in gast.walk(block[j])):
+               for n in walk(block[j])):
             break
         if changes(block[j], {var}):
             last = j

@@ -55,7 +55,7 @@ import gast
 
 from ..analysis import kinds as K
 from ..analysis.liveness import live_after
-from ..syntax import assign, call, const, dotted, method, name
+from ..syntax import assign, call, const, dotted, method, name, walk
 
 _ATTRIBUTES = {"shape", "size", "ndim", "dtype"}
 _REDUCTIONS = {"sum", "max", "min", "mean", "prod", "amax", "amin"}
@@ -71,7 +71,7 @@ def _mentions(func):
     """What `_copies` reads: each node's parent (by id), each name's nodes, the
     parameters."""
     parents, mentions = {}, defaultdict(list)
-    for p in gast.walk(func):
+    for p in walk(func):
         for c in gast.iter_child_nodes(p):
             parents[id(c)] = p
         if isinstance(p, gast.Name):
@@ -158,7 +158,7 @@ def _shape_ok(stmt, kinds) -> bool:
     """S is a tuple or an int, read twice (the check, the allocation): names, constants and
     arithmetic on them only, which give the same value both times."""
     shape = stmt.value.args[0]
-    if not all(isinstance(n, _PLAIN) for n in gast.walk(shape)):
+    if not all(isinstance(n, _PLAIN) for n in walk(shape)):
         return False
     if isinstance(shape, gast.Tuple):
         return True
@@ -190,7 +190,7 @@ def _small_vector(mentions, parents, indices) -> bool:
         parent = parents.get(id(node))
         if not (isinstance(parent, gast.Subscript) and parent.value is node):
             continue
-        names = {n.id for n in gast.walk(parent.slice) if isinstance(n, gast.Name)}
+        names = {n.id for n in walk(parent.slice) if isinstance(n, gast.Name)}
         if not names:
             constant = True
         elif not names <= indices:

@@ -37,7 +37,7 @@ from ..analysis.integer_arrays import maybe_integer_arrays
 from ..analysis.scopes import scopes
 from ..errors import NonScalarOutputError
 from ..frontend.normalize import Normalized, is_break_check
-from ..syntax import (assign, binop, call, comment, const, function_def, insert_after,
+from ..syntax import (walk, assign, binop, call, comment, const, function_def, insert_after,
                       insert_before, is_comment, line_comment, method, name, with_comments)
 from .checkpoint_drivers import backward_statements, forward_statements
 from .contributions import Contributions, adj, index_value
@@ -82,7 +82,7 @@ class _Reverser(Contributions):
         self.integers = activity.integers
         top = set(norm.inputs) | {_result_name(norm)}
         self.scopes = scopes(forward, set(self.active), top, set(norm.inputs))
-        taken = {n.id for stmt in norm.body for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+        taken = {n.id for stmt in norm.body for n in walk(stmt) if isinstance(n, gast.Name)}
         self.fresh = (f"_r{i}" for i in itertools.count(1) if f"_r{i}" not in taken).__next__
         # `_nK` counts a loop's iterations, `_iK` runs its backward loop: K must be
         # free for both (desugar's loop indices are `_iK` too).

@@ -33,7 +33,7 @@ from collections import Counter
 
 import gast
 
-from ..syntax import blocks, is_call
+from ..syntax import blocks, is_call, walk
 
 
 class _Signs:
@@ -41,7 +41,7 @@ class _Signs:
 
     def __init__(self, function: gast.FunctionDef):
         body = function.body
-        names = [n for stmt in body for n in gast.walk(stmt) if isinstance(n, gast.Name)]
+        names = [n for stmt in body for n in walk(stmt) if isinstance(n, gast.Name)]
         self.mentions = Counter(n.id for n in names)
         for param in function.args.args:  # its value comes from the caller, not a binding
             self.mentions[param.id] += 2

@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import gast
 
-from ..syntax import blocks, is_call, is_name
+from ..syntax import blocks, is_call, is_name, walk
 
 
 def _bindings(tree, var: str) -> list:
     return [s for b in blocks(tree) for s in b if isinstance(s, gast.Assign)
             and any(isinstance(n, gast.Name) and n.id == var and isinstance(n.ctx, gast.Store)
-                    for t in s.targets for n in gast.walk(t))]
+                    for t in s.targets for n in walk(t))]
 
 
 def _square_of(forward: list, var: str):
@@ -64,7 +64,7 @@ def _reads_fit(backward: list, adj: str, u: str) -> bool:
     fitting = set()
     reads = 0
     for stmt in backward:  # each node once: walking a loop walks its body
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if is_name(node, adj) and isinstance(node.ctx, gast.Load):
                 reads += 1
             if (is_call(node, "unbroadcast") and len(node.args) == 2
@@ -100,7 +100,7 @@ def scalar_square_cotangents(forward: list, backward: list) -> None:
 
 
 def _pure(expr) -> bool:
-    for node in gast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
             return False
         if isinstance(node, gast.Call):
@@ -126,7 +126,7 @@ def doubled_contributions(backward: list) -> None:
                 wrapped = is_call(first.value, "zeros_plus") and len(first.value.args) == 2
                 e, again = first.value.args[1] if wrapped else first.value, second.value.right
                 if (_pure(e) and gast.dump(e) == gast.dump(again)
-                        and not any(is_name(n, adj) for n in gast.walk(e))):
+                        and not any(is_name(n, adj) for n in walk(e))):
                     doubled = gast.BinOp(left=gast.Constant(value=2.0, kind=None),
                                          op=gast.Mult(), right=e)
                     if wrapped:

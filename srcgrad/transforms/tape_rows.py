@@ -32,7 +32,7 @@ import gast
 
 from ..analysis import kinds as K
 from ..analysis.roots import UNKNOWN
-from ..syntax import assign, blocks, call, dotted_name, is_call, name
+from ..syntax import assign, blocks, call, dotted_name, is_call, name, walk
 from .elementwise import effects, names_in
 
 
@@ -66,7 +66,7 @@ def _fill(block, k, kinds, roots, writes, bound, body, top):
     tape, index, array = stmt.value.args[0].id, stmt.value.args[1], stmt.value.args[2].id
     j = next((j for j in range(k - 1, -1, -1) if _makes(block[j], array)), None)
     if j is None or not _shapes_fit(kinds.get(array), kinds.get(tape)) \
-            or any(isinstance(n, gast.Call) for n in gast.walk(index)):
+            or any(isinstance(n, gast.Call) for n in walk(index)):
         return None
     where = bound.get(tape)
     if where is None or (body is block and where >= j) or (body is not block and where >= top):
@@ -79,9 +79,9 @@ def _fill(block, k, kinds, roots, writes, bound, body, top):
     fixed = {array, tape} | names_in(index)
     for s in between:
         if _binds(s) & fixed or any(isinstance(n, gast.Name) and n.id in sharing
-                                    for n in gast.walk(s)):
+                                    for n in walk(s)):
             return None
-    inside = {id(n) for s in between for n in gast.walk(s)}
+    inside = {id(n) for s in between for n in walk(s)}
     for node, access in writes:
         if UNKNOWN in access:
             return None
@@ -104,7 +104,7 @@ def _shapes_fit(array, tape) -> bool:
 
 
 def _binds(stmt) -> set:
-    return {n.id for n in gast.walk(stmt)
+    return {n.id for n in walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
@@ -113,7 +113,7 @@ def _bindings(func) -> dict:
     bound exactly once in the whole function, by a statement of its body."""
     count, where = {}, {}
     for k, stmt in enumerate(func.body):
-        for n in gast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 count[n.id] = count.get(n.id, 0) + 1
                 if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
@@ -156,7 +156,7 @@ _PURE_METHODS = {"copy", "reshape", "ravel", "astype", "transpose", "sum", "max"
 def _without_pure_methods(stmt):
     """`stmt` with each `x.copy()` (and other methods that write nothing) read as `x`,
     for its writes only: elementwise.effects takes any method call for an unknown one."""
-    if not any(_pure_method(node) for node in gast.walk(stmt)):
+    if not any(_pure_method(node) for node in walk(stmt)):
         return stmt  # nothing to strip: no copy needed (effects only reads it)
 
     class Strip(gast.NodeTransformer):

@@ -41,7 +41,7 @@ from __future__ import annotations
 import gast
 
 from ..analysis.activity import plain_index
-from ..syntax import blocks, name as _name
+from ..syntax import blocks, name as _name, walk
 
 _COMPOUND = (gast.If, gast.For, gast.While)
 _FRESH = ("zeros_like", "seed_like", "snapshot")  # helpers whose result shares nothing
@@ -51,7 +51,7 @@ _RETURNED = {"unbroadcast": (0,), "expand_to": (0,), "zeros_plus": (1,), "restor
 
 
 def _names(node) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)}
 
 
 def _shares(value) -> set[str]:
@@ -85,7 +85,7 @@ def _classes(root) -> dict[str, set[str]]:
         while parent.setdefault(n, n) != n:
             n = parent[n]
         return n
-    for node in gast.walk(root):
+    for node in walk(root):
         if isinstance(node, gast.Assign):
             targets = _names(gast.Tuple(elts=node.targets, ctx=gast.Store()))
             for t in targets:
@@ -98,11 +98,11 @@ def _classes(root) -> dict[str, set[str]]:
 
 
 def _count(node, var: str) -> int:
-    return sum(1 for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == var)
+    return sum(1 for n in walk(node) if isinstance(n, gast.Name) and n.id == var)
 
 
 def _stores(stmts) -> set[str]:
-    return {n.id for s in stmts for n in gast.walk(s)
+    return {n.id for s in stmts for n in walk(s)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 

@@ -21,6 +21,7 @@ from numba.extending import register_jitable
 
 from .. import runtime
 from ..rules import Rule, differentiable_params
+from ..syntax import walk
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,9 +39,9 @@ def free_names(vjp) -> tuple:
     """
     tree = _rule_tree(vjp)
     params = {a.id for a in tree.args.args + tree.args.posonlyargs + tree.args.kwonlyargs}
-    stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+    stored = {n.id for n in walk(tree) if isinstance(n, gast.Name)
               and isinstance(n.ctx, gast.Store)}
-    loaded = sorted({n.id for stmt in tree.body for n in gast.walk(stmt)
+    loaded = sorted({n.id for stmt in tree.body for n in walk(stmt)
                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)})
     found = []
     for name in loaded:
@@ -117,7 +118,7 @@ def inline(fn, passed: dict, fresh, namespace: dict, what: str):
             namespace[spelled] = value
     *body, ret = tree.body
     for stmt in body:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 mapping.setdefault(node.id, gast.Name(id=fresh(), ctx=gast.Store(),
                                                       annotation=None, type_comment=None))

@@ -24,7 +24,7 @@ import gast
 
 from ..analysis.kinds import is_array, kind_of
 from ..analysis.roots import may_alias
-from ..syntax import is_comment, name
+from ..syntax import is_comment, name, walk
 from .elementwise import Access, Effects, Element, NotElementwise, dump, effects
 from .window_forms import LOOP, POST, PRE, Item, loop_form
 
@@ -258,7 +258,7 @@ def view_path(value, paths, versions=None):
         if base is None:
             return None
         index = copy.deepcopy(value.slice)
-        for node in gast.walk(index):
+        for node in walk(index):
             if isinstance(node, gast.Name):
                 node.id = f"{node.id}#{versions.get(node.id, 0)}"
         return base + (dump(index),)
