@@ -64,7 +64,7 @@ VIEWS = frozenset({
     "snapshot", "stop_gradient", "linked"})
 # Other calls known to return a new value (NumPy and math functions not in VIEWS, too).
 _FRESH = frozenset({"len", "float", "int", "abs", "pow", "range", "bool", "round"})
-_GENERATED = re.compile(r"^_(t|r|i|n|s|brk|skip)\d+|^_(ret|retval)$")
+_GENERATED = re.compile(r"^_(t|r|i|n|s|brk|skip)\d+|^_rhs\d+_\d+$|^_(ret|retval)$")
 CALLER = "<caller>"  # stands for the caller's references to a recursive function's parameters
 
 

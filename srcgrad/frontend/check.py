@@ -219,9 +219,9 @@ def _complex_dtype_text(node) -> bool:
 
 
 def _check_target(parsed: Parsed, target, subscript=True) -> None:
-    if isinstance(target, gast.Tuple):
+    if isinstance(target, (gast.Tuple, gast.List)):  # `a[i], a[j] = ...`: element_tuples.py
         for elt in target.elts:
-            _check_target(parsed, elt, subscript=False)
+            _check_target(parsed, elt, subscript)
     elif isinstance(target, gast.Subscript) and subscript:
         if not isinstance(target.value, gast.Name):
             refuse(parsed, target, "assignment into a nested subscript (y[i][j] = v)",

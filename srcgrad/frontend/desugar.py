@@ -1,6 +1,7 @@
 """Pass 4, desugar: lower loops over sequences and early exits to a few core forms.
 
-Calls writing into an argument become writes (outputs.py), `dtype=int` NumPy's int type
+Tuple targets holding array elements become one assignment each (element_tuples.py),
+calls writing into an argument writes (outputs.py), `dtype=int` NumPy's int type
 (dtype_names.py), a loop's `else` clause an
 `if` on a flag its breaks clear (loop_else.py), try statements calls of helpers that run
 them as written (trying.py);
@@ -37,6 +38,7 @@ from ..errors import SrcgradSyntaxError
 from .comprehensions import lower
 from .resolve import Resolved
 from .dtype_names import spell_dtypes
+from .element_tuples import lower_element_tuples
 from .loop_else import lower_loop_else
 from .outputs import lower_outputs
 from .trying import lower_try
@@ -317,6 +319,7 @@ class _Desugar:
 
 def desugar(resolved: Resolved) -> Resolved:
     tree = resolved.tree
+    lower_element_tuples(tree)
     lower_outputs(resolved)
     spell_dtypes(resolved)
     lower_loop_else(tree)

@@ -8,7 +8,8 @@ import gast
 from . import check
 
 _SHOWN = {  # how each accepted node type reads in the documentation
-    "Assign": "assignment (`a = b = v`, tuple unpacking, `y[i] = v`)", "AugAssign": "`x op= v`",
+    "Assign": "assignment (`a = b = v`, tuple unpacking, `y[i] = v`, `a[i], a[j] = a[j], a[i]`)",
+    "AugAssign": "`x op= v`",
     "AnnAssign": "annotated assignment", "Return": "`return` (anywhere)", "Expr": "calls for effect",
     "Pass": "`pass`", "Assert": "`assert`", "For": "`for` over range, arrays, lists, enumerate, zip",
     "While": "`while`", "If": "`if`/`elif`/`else`", "Break": "`break`", "Continue": "`continue`",
