@@ -10,13 +10,14 @@ any depth into that order, spelled out:
                                       a[i] = _rhsK_1
                                       a[j] = _rhsK_2
 
-and, for a right-hand side that is not a tuple of as many values (`q[i], p[i] = step(q,
-p)`), `_rhsK_1, _rhsK_2 = step(q, p)` first: a tuple of names, unpacked as any other. A nested tuple
-target becomes a tuple assignment of its own, lowered again if it holds a subscript.
-Every value is read before any target is written, as in Python, so a target's index
-(`a[i]` after `i, a[i] = ...`) reads what the earlier targets bound. The rest of srcgrad
-then sees only assignments to one subscript, or tuples of names. The new statements
-keep the user's line; K makes names the function does not use.
+and, for a right-hand side that is not a tuple of as many values (`q[i], p[i] =
+step(q, p)`), `_rhsK_1, _rhsK_2 = step(q, p)` first: a tuple of names, unpacked as
+any other. A nested tuple target is split the same way, part by part. Every value is
+read before any target is written, as in Python, so a target's index (`a[i]` after
+`i, a[i] = ...`) reads what the earlier targets bound. The rest of srcgrad then sees
+only assignments to one subscript, or tuples of names. The new statements keep the
+user's line; K makes names the function does not use (aliasing.py's messages call
+them "a value computed" at that line).
 """
 from __future__ import annotations
 
