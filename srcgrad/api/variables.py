@@ -7,8 +7,12 @@ unchanged. A `GradientTape` watches trainable Variables read in its block.
 from __future__ import annotations
 
 import numbers
+import operator
+import warnings
 
 import numpy as np
+
+from ..errors import SrcgradWarning
 
 
 class Variable(np.lib.mixins.NDArrayOperatorsMixin):
@@ -70,9 +74,37 @@ class Variable(np.lib.mixins.NDArrayOperatorsMixin):
         return self._value if dtype is None else self._value.astype(dtype)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(isinstance(o, Variable) for o in kwargs.get("out", None) or ()):
+            raise TypeError(f"{self.name}: NumPy cannot write into a srcgrad.Variable "
+                            "(out=); compute the value and give it to .assign(...)")
         plain = [i.value if isinstance(i, Variable) else i for i in inputs]
         result = getattr(ufunc, method)(*plain, **kwargs)
         return result[()] if isinstance(result, np.ndarray) and result.ndim == 0 else result
+
+    # `v += d`, as in TensorFlow: v becomes the new plain value; the Variable is unchanged
+    def _rebound(self, other, op, spelled):
+        warnings.warn(f"`{spelled}` on {self.name} makes a new value and leaves the Variable "
+                      f"unchanged (as in TensorFlow); use .assign(...) or .assign_add(...) to "
+                      "update it", SrcgradWarning, stacklevel=3)
+        return op(self, other)
+
+    def __iadd__(self, other):
+        return self._rebound(other, operator.add, "+=")
+
+    def __isub__(self, other):
+        return self._rebound(other, operator.sub, "-=")
+
+    def __imul__(self, other):
+        return self._rebound(other, operator.mul, "*=")
+
+    def __itruediv__(self, other):
+        return self._rebound(other, operator.truediv, "/=")
+
+    def __ipow__(self, other):
+        return self._rebound(other, operator.pow, "**=")
+
+    def __imatmul__(self, other):
+        return self._rebound(other, operator.matmul, "@=")
 
     def __getitem__(self, index):
         return self._value[index]
