@@ -5,8 +5,8 @@ import operator
 import gast
 import numpy as np
 
-from ..runtime import (log_or_zero, matmul_lhs_grad, matmul_rhs_grad, snapshot, tie_share,
-                       unbroadcast)
+from ..runtime import (log_or_zero, matmul_lhs_grad, matmul_rhs_grad, power_slope, snapshot,
+                       tie_share, unbroadcast)
 from .registry import BINARY, defnondiff, defrule
 
 MATMUL_SHAPES = (((2, 3), (3, 4)), ((2, 3), (3,)), ((3,), (3, 4)), ((3,), (3,)))
@@ -34,7 +34,9 @@ def div(g, ans, x, y):
 
 @defrule((gast.Pow, "**", operator.pow), np.power, builtins.pow, domain=(0.5, 2.0), shapes=BINARY)
 def power(g, ans, x, y):
-    return unbroadcast(g * y * x ** (y - 1), x), unbroadcast(g * ans * log_or_zero(x), y)
+    # power_slope(x, y, 1.0) is y * x ** (y - 1), and 0 where y == 0: x ** 0 is 1, also at
+    # x = 0 (0 * 0.0 ** -1 would be nan). A literal y reads `g * 3 * x ** 2` (optimize.py).
+    return unbroadcast(g * power_slope(x, y, 1.0), x), unbroadcast(g * ans * log_or_zero(x), y)
 
 
 @defrule((gast.Mod, "%", operator.mod), np.mod, domain=(0.3, 2.0), shapes=BINARY)

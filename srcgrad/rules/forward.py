@@ -33,7 +33,8 @@ def _vjps(module) -> list:
             and not isinstance(value, type) and value.__code__.co_varnames[:2] == ("g", "ans")]
 
 
-for _vjp in _vjps(numpy_ufuncs) + _vjps(arith) + [helpers.log_or_zero_vjp]:
+for _vjp in _vjps(numpy_ufuncs) + _vjps(arith) + [helpers.log_or_zero_vjp,
+                                                     helpers.power_slope_vjp]:
     JVP[_vjp] = ELEMENTWISE
 for _vjp in _vjps(shapes) + _vjps(joining) + _vjps(einsum) + [
         numpy_ufuncs.cumsum, arith.matmul, arith.identity, reductions.sum_, reductions.mean,

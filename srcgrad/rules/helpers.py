@@ -8,10 +8,10 @@ both modes (rules/forward.py classifies them).
 import numpy as np
 
 from ..runtime import (axis_extremum_share, broadcast_like, clip_mask, cotangent_dot, expand_to,
-                       extremum_share, log_or_zero, matrix_inner, reduce_sum, seed_like,
-                       select_where, stack_scalar, stored, swap_last_axes, tie_share,
+                       extremum_share, log_or_zero, matrix_inner, power_slope, reduce_sum,
+                       seed_like, select_where, stack_scalar, stored, swap_last_axes, tie_share,
                        tril_half_diag, unbroadcast, unit_like, zeros_like)
-from .registry import defnondiff, defrule
+from .registry import BINARY, defnondiff, defrule
 
 # Constants and piecewise-constant weights: no gradient.
 defnondiff(zeros_like, seed_like, unit_like, tie_share, extremum_share, axis_extremum_share,
@@ -101,3 +101,20 @@ def select_where_vjp(g, ans, c, a, b):
 @defrule(log_or_zero, domain=(0.3, 2.0))
 def log_or_zero_vjp(g, ans, x):
     return g * select_where(x > 0, 1.0 / np.where(x > 0, x, 1.0), 0.0)
+
+
+def _powers(rng):  # bases in (0.5, 2), exponents and coefficients apart from 0
+    return rng.uniform(0.5, 2.0, 4), rng.uniform(0.5, 2.5, 4), rng.uniform(0.5, 2.0, 4)
+
+
+def _scalar_powers(rng):
+    return 1.3, 2.0, 0.7
+
+
+@defrule(power_slope, sample=(_powers, _scalar_powers))
+def power_slope_vjp(g, ans, x, y, c):
+    # ans = c y x^(y-1); by x: c y (y-1) x^(y-2), again 0 where its coefficient is
+    return (unbroadcast(g * power_slope(x, y - 1, c * y), x),
+            unbroadcast(g * select_where(c == 0, 0.0, c * x ** (y - 1.0) * (
+                1.0 + y * log_or_zero(x))), y),
+            unbroadcast(g * power_slope(x, y, 1.0), c))

@@ -19,7 +19,7 @@ from .guards import ShapeGuard, guard_kind, index_in, same_shape, slice_at, span
 from .recording import record_at, restore, restore_at, range_last, tape_array, tape_like, trip_count  # noqa: F401
 from .adjoints import (broadcast_like, seed_like, zeros_like, zeros_plus,  # noqa: F401
                        unbroadcast, fill_like, stored)
-from .cotangents import tie_share, extremum_share, select_where, log_or_zero, matmul_lhs_grad, matmul_rhs_grad  # noqa: F401
+from .cotangents import tie_share, extremum_share, select_where, log_or_zero, matmul_lhs_grad, matmul_rhs_grad, power_slope  # noqa: F401
 from .axes import (expand_to, axis_extremum_share, reshape_like, untranspose,  # noqa: F401
                    cumsum_grad, clip_mask, diff_grad, flatten_copy, prod_others)
 from .joining import concatenate_grad, stack_grad, hstack_grad, vstack_grad  # noqa: F401
@@ -72,6 +72,7 @@ __all__ = [
     "extremum_share",
     "select_where",
     "log_or_zero",
+    "power_slope",
     "matmul_lhs_grad",
     "matmul_rhs_grad",
     "expand_to",

@@ -61,6 +61,25 @@ def _log_or_zero(x):
         return lambda x: np.log(x) if x > 0 else 0.0
     return lambda x: np.where(x > 0, np.log(np.where(x > 0, x, 1.0)), 0.0)
 
+# --- power_slope: c * d x ** y / dx, 0 where c * y == 0 (x ** 0 is 1 also at x = 0) ----
+# The power is taken with a float exponent (inf, not ZeroDivisionError, at x = 0 and y < 1).
+
+def power_slope(x, y, c):
+    if np.ndim(x) == 0 and np.ndim(y) == 0 and np.ndim(c) == 0:
+        return 0.0 if c * y == 0 else float(c * y * np.power(x, y - 1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):  # the entries c * y == 0 drops
+        cy = np.multiply(c, y)
+        return select_where(cy == 0, 0.0, cy * np.power(x, np.subtract(y, 1.0)))
+
+
+@overload(power_slope)
+def _power_slope(x, y, c):
+    if _is_number(x) and _is_number(y) and _is_number(c):
+        return lambda x, y, c: 0.0 if c * y == 0 else c * y * x ** (y - 1.0)
+    if _is_number(y) and _is_number(c):
+        return lambda x, y, c: c * y * x ** (y - 1.0) if c * y != 0 else np.zeros(x.shape)
+    return lambda x, y, c: np.where(c * y == 0, 0.0, c * y * x ** (y - 1.0))
+
 # --- matmul: cotangents of a @ b for 1-d and 2-d operands, and stacks of matrices -------
 
 def matmul_lhs_grad(g, a, b):

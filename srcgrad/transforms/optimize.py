@@ -23,6 +23,7 @@ Touches only the backward sweep and only names srcgrad generated (`_adj_*`,
 """
 from __future__ import annotations
 
+import copy
 import operator
 
 import gast
@@ -156,7 +157,14 @@ def _number(node, value=None) -> bool:
 
 
 class _Fold(gast.NodeTransformer):
+    """Constants folded; `a * power_slope(x, 3, 1.0)` (the power rule's, runtime/cotangents.py)
+    spelled `a * 3 * x ** 2` where the exponent is a number other than 0."""
+
     def visit_BinOp(self, node):
+        if isinstance(node.op, gast.Mult) and self._slope(node.right):
+            x, y, c = node.right.args
+            node = gast.BinOp(left=gast.BinOp(left=node.left, op=gast.Mult(), right=_times(c, y)),
+                              op=gast.Mult(), right=_power_less_one(x, y))
         self.generic_visit(node)
         op = type(node.op)
         if _number(node.left) and _number(node.right) and op in _FOLDABLE:
@@ -166,6 +174,33 @@ class _Fold(gast.NodeTransformer):
         if op is gast.Mult and _number(node.left, 1):
             return node.right
         return node
+
+    def visit_Call(self, node):
+        if self._slope(node):
+            x, y, c = node.args
+            return self.visit(gast.BinOp(left=_times(c, y), op=gast.Mult(),
+                                         right=_power_less_one(x, y)))
+        self.generic_visit(node)
+        return node
+
+    def _slope(self, node) -> bool:
+        """`node` is `power_slope(x, y, c)` with numbers y and c, c * y != 0 (folded)."""
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+                and node.func.id == "power_slope" and len(node.args) == 3):
+            return False
+        node.args[1:] = [self.visit(a) for a in node.args[1:]]
+        y, c = node.args[1:]
+        return _number(y) and _number(c) and c.value * y.value != 0
+
+
+def _times(c, y):
+    """`c * y` of two numbers, as y where c is 1 (the power rule's own slope)."""
+    return y if c.value == 1 else gast.Constant(value=c.value * y.value, kind=None)
+
+
+def _power_less_one(x, y):
+    return gast.BinOp(left=x, op=gast.Pow(), right=gast.BinOp(
+        left=copy.deepcopy(y), op=gast.Sub(), right=gast.Constant(value=1, kind=None)))
 
 
 def drop_dead(backward: list, keep: set[str]) -> None:
