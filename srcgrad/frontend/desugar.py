@@ -1,7 +1,7 @@
 """Pass 4, desugar: lower loops over sequences and early exits to a few core forms.
 
 Tuple targets holding array elements become one assignment each (element_tuples.py),
-calls writing into an argument writes (outputs.py), `dtype=int` NumPy's int type
+`n ** -2` and `np.array(u, copy=False)` say what they mean (spellings.py), calls writing into an argument writes (outputs.py), `dtype=int` NumPy's int type
 (dtype_names.py), a loop's `else` clause an
 `if` on a flag its breaks clear (loop_else.py), try statements calls of helpers that run
 them as written (trying.py);
@@ -29,6 +29,7 @@ Guarantees to the next pass (the tree keeps the user's line numbers):
 from __future__ import annotations
 
 import builtins
+import copy
 import itertools
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ from .comprehensions import lower
 from .resolve import Resolved
 from .dtype_names import spell_dtypes
 from .element_tuples import lower_element_tuples
+from .spellings import respell
 from .loop_else import lower_loop_else
 from .outputs import lower_outputs
 from .trying import lower_try
@@ -251,13 +253,17 @@ class _Desugar:
         """(statements before the loop, loop variable, range(...) call, body prefix)."""
         target, it = stmt.target, stmt.iter
         assigned = _stored(stmt.body)
+        pre = []
+        if self.is_builtin(it, "reversed") and len(it.args) == 1 \
+                and self.is_builtin(it.args[0], "range"):
+            pre, it = self.reversed_range(it.args[0], assigned, stmt)
         if self.is_builtin(it, "range"):
             if not isinstance(target, gast.Name):
                 self.fail(stmt, "unpacking the variable of a range loop")
             if target.id in assigned:
                 self.fail(stmt, f"assigning to the loop variable {target.id!r} inside the loop",
                           "use another name for the new value")
-            pre, args = [], []
+            args = []
             for arg in it.args:
                 arg, hoisted = self.hoist(arg, assigned, stmt)
                 pre += hoisted
@@ -287,8 +293,35 @@ class _Desugar:
         prefix.append(bind)
         return pre, _name(var, store=True), _call("range", length), prefix
 
+    def reversed_range(self, it, assigned, where):
+        """`reversed(range(...))` as a range counting down, and the statements before it."""
+        if len(it.args) < 3:
+            start, stop = (_const(0), it.args[0]) if len(it.args) == 1 else it.args
+            less_one = lambda e: _const(e.value - 1) if isinstance(e, gast.Constant) else \
+                gast.BinOp(left=e, op=gast.Sub(), right=_const(1))  # noqa: E731
+            return [], gast.copy_location(_call("range", less_one(stop), less_one(start),
+                                                _const(-1)), it)
+        pre, parts = [], []
+        for arg in it.args:  # evaluated once, as Python does
+            arg, hoisted = self.hoist(arg, assigned, where)
+            pre += hoisted
+            parts.append(arg)
+        a, b, step = (lambda k=k: copy.deepcopy(parts[k]) for k in range(3))
+        self.resolved.callees.setdefault("len", builtins.len)
+        count = _call("len", _call("range", a(), b(), step()))  # range(a + (count-1)*step,
+        first = gast.BinOp(left=a(), op=gast.Add(), right=gast.BinOp(  # a - step, -step)
+            left=gast.BinOp(left=count, op=gast.Sub(), right=_const(1)), op=gast.Mult(),
+            right=step()))
+        down = _call("range", first, gast.BinOp(left=a(), op=gast.Sub(), right=step()),
+                     gast.UnaryOp(op=gast.USub(), operand=step()))
+        return pre, gast.copy_location(down, it)
+
     def sequence(self, it, assigned, where):
         """(statements before the loop, length expression, index -> element expression)."""
+        if self.is_builtin(it, "reversed") and len(it.args) == 1:  # `for t in reversed(xs)`
+            pre, length, element = self.sequence(it.args[0], assigned, where)
+            last = gast.BinOp(left=length, op=gast.Sub(), right=_const(1))
+            return pre, length, lambda i: element(gast.BinOp(left=last, op=gast.Sub(), right=i))
         if self.is_builtin(it, "zip"):
             parts = [self.hoist(a, assigned, where, always_name=True) for a in it.args]
             pre = [s for _, hoisted in parts for s in hoisted]
@@ -320,6 +353,7 @@ class _Desugar:
 def desugar(resolved: Resolved) -> Resolved:
     tree = resolved.tree
     lower_element_tuples(tree)
+    respell(tree)
     lower_outputs(resolved)
     spell_dtypes(resolved)
     lower_loop_else(tree)
