@@ -409,6 +409,49 @@ def test_a_list_of_arrays_of_different_shapes_is_read():
     np.testing.assert_allclose(tape.gradient(loss, w), np.outer(x, np.ones(3)))
 
 
+def test_tied_weights_read_under_two_names_sum_their_gradients():
+    W = tf.Variable(np.array([[0.5, -0.2], [0.1, 0.3]]), name="W_tied")
+    W_dec = W  # the decoder reuses the encoder's Variable
+    x = np.array([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        loss = np.sum((W_dec.T @ np.tanh(W @ x) - x) ** 2)
+    h = np.tanh(W.numpy() @ x)
+    r = W.numpy().T @ h - x
+    expected = np.outer(h, 2 * r) + np.outer((W.numpy() @ (2 * r)) * (1 - h ** 2), x)
+    np.testing.assert_allclose(tape.gradient(loss, W), expected, rtol=1e-12)
+    c = np.array([1.0, 2.0])
+    alias = c
+    with tf.GradientTape() as tape:
+        tape.watch(c)
+        y = np.sum(alias * c)
+    np.testing.assert_allclose(tape.gradient(y, c), [2.0, 4.0])
+
+
+_RNG = np.random.default_rng(7)
+
+
+def test_a_dropout_mask_drawn_in_the_block_is_the_one_differentiated():
+    w = tf.Variable(np.ones(6), name="w_dropout")
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            mask = _RNG.uniform(size=6) > 0.5
+            loss = np.sum(w * w * mask)
+        np.testing.assert_array_equal(tape.gradient(loss, w), 2.0 * mask)
+    again = np.random.default_rng(7)
+    for _ in range(3):
+        again.uniform(size=6)
+    assert _RNG.uniform() == again.uniform()  # the gradients drew nothing of the caller's
+
+
+def test_numpy_global_draws_in_a_block_are_refused():
+    w = tf.Variable(np.ones(6), name="w_global_draw")
+    with tf.GradientTape() as tape:
+        mask = np.random.uniform(size=6) > 0.5
+        loss = np.sum(w * mask)
+    with pytest.raises(srcgrad.SrcgradError, match=r"np\.random\.uniform.*Generator"):
+        tape.gradient(loss, w)
+
+
 def test_training_loop_example_runs():
     run = subprocess.run([sys.executable, "examples/training_loop.py"], capture_output=True,
                          text=True, cwd=__file__.rsplit("/tests/", 1)[0])

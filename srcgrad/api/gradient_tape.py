@@ -37,6 +37,7 @@ from ..errors import SrcgradError
 from ..frontend.parse import parse
 from ..frontend.resolve import resolve
 from .tape_blocks import Block, BlockGradient, leaves, rebuild
+from .tape_random import Draws, refuse_global_draws
 from .tape_facts import (FrameValues, check_cut, facts, fresh, held_inside, is_float,
                          name_assigned, name_read,
                          plain, read_data, refresh, straight, with_site)
@@ -104,6 +105,7 @@ class GradientTape:
         self._block = block
         self._snapshot = facts(block).snapshot(frame)
         self._copies = {n: plain(v) for n, v in self._snapshot.items()}
+        self._draws = Draws(facts(block).reads, FrameValues(frame))  # what the block drew
         self._watched: dict = {}  # id -> watched object (watch() and accessed variables)
 
     def watch(self, tensor):
@@ -227,17 +229,21 @@ class GradientTape:
         inside = held_inside(known.reads, now)
         for leaf in leaves:
             self._refuse_held_inside(inside.get(id(leaf)), leaf)
-            name = name_read(snapshot, leaf) or name_assigned(now, assigned, leaf)
-            kind, found = None, []
-            if name is not None and is_float(leaf):
-                if snapshot.get(name) is leaf:
+            # every name the block read it from (tied weights: `W_dec = W`), else the
+            # name the block assigned it to
+            names = [n for n, v in snapshot.items() if v is leaf] or [
+                name_assigned(now, assigned, leaf)]
+            found = []
+            for name in names if is_float(leaf) else ():
+                kind = None
+                if name is not None and snapshot.get(name) is leaf:
                     kind = (name, "input") if name in watched_inputs else None
-                elif name in known.reached(deps, watched_inputs):
+                elif name is not None and name in known.reached(deps, watched_inputs):
                     kind = (name, "cut")
-            if kind is not None and any(
-                    t is not None and (t == kind[0] or t in known.reached(deps, {kind[0]}))
-                    for t in target_names):
-                found.append(kind)
+                if kind is not None and any(
+                        t is not None and (t == kind[0] or t in known.reached(deps, {kind[0]}))
+                        for t in target_names):
+                    found.append(kind)
             if id(leaf) in read_by_calls and self._is_watched(leaf):
                 found.append((read_by_calls[id(leaf)], "global"))  # read inside a call too
             kinds.append(found)
@@ -302,6 +308,7 @@ class GradientTape:
                self._block.start, self._block.stop)
         program = self._block.programs.get(key)
         if program is None:
+            refuse_global_draws(self._block)
             program = self._block.programs[key] = self._build(target_names, seeds, wrt, cut,
                                                               inputs, now)
         written, copies = program.mutated_inputs, self._copies  # copy what the code writes into
@@ -313,7 +320,7 @@ class GradientTape:
                 for n, v in zip(program.resolved.data_globals,
                                 read_data(self._block, program.resolved, now))}
         values += data.values()
-        _, grads = program.compiled(*values)
+        _, grads = self._draws.replay(lambda: program.compiled(*values))
         out = {}
         for n, g in zip(wrt, grads):  # each gradient has its value's shape
             like = data[n] if n in data else copies[n] if n in copies else plain(now[n])
