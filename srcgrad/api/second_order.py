@@ -171,7 +171,9 @@ class HessianVectorProduct:
             parsed = cached_program(self.func, [self.name], "forward", self.jit).resolved.parsed
             raise ValueError(f"hvp({self.func.__qualname__}): v has shape {np.shape(v)}, but it "
                              f"must have the shape {np.shape(x)} of {self.name!r} "
-                             f"({parsed.loc(parsed.tree)})")
+                             f"({parsed.loc(parsed.tree)}). hvp(f) takes f's arguments, then "
+                             "v last; scipy's hessp= passes (x, p, *args): with args=, give "
+                             "it `lambda x, p, *a: h(x, *a, p)` for h = hvp(f)")
         return float(v) if np.ndim(x) == 0 else np.array(v, dtype=np.float64)
 
     def __reduce__(self):  # pickling.py: the function travels by value
