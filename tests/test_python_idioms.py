@@ -1,7 +1,8 @@
 """Python idioms a new user's loops contain, with Python's meaning, numba on and off:
 `for i in reversed(range(...))` (it crashed inside generated code), `reversed(xs)` and
 `enumerate(reversed(xs))`, and an int to a negative literal power (`(i + 1) ** -2`: numba
-made 0 of it, Python a float)."""
+made 0 of it, Python a float), a list started with ints and filled with floats (numba
+truncated them), `np.array(u, copy=False)` (it is u)."""
 import numpy as np
 import pytest
 
@@ -48,12 +49,25 @@ def inverse_squares(x):
     return s
 
 
+def list_started_with_ints(x):
+    vals = [0] * 3  # numba typed it a list of ints and truncated what was put in it
+    flags = [False, False]
+    for i in range(3):
+        vals[i] = x[i] * (i + 1) * 0.7
+    flags[1] = x[0] * 2.0
+    s = 0.0
+    for v in vals:
+        s = s + v ** 2
+    return s + flags[1] * flags[0]
+
+
 X = np.array([0.5, 2.0, 3.0, -0.7, 1.3])
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
 @pytest.mark.parametrize("f", [horner_down, down_from_one, down_by_two, over_reversed_items,
-                               inverse_squares], ids=lambda f: f.__name__)
+                               inverse_squares, list_started_with_ints],
+                         ids=lambda f: f.__name__)
 def test_idiom(f, jit):
     check_gradient(f, (X.copy(),), jit=jit)
 
