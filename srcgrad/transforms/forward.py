@@ -9,6 +9,8 @@ the parameters to differentiate. Output (`Forwarded`) guarantees:
 - Control flow is the primal's: the tangent statements sit inside the same
   `if`, `for` and `while` blocks, so nothing is recorded and nothing replayed.
 - `y[i] = v` also writes `_tan_y[i]`; `hs.append(v)` appends to `_tan_hs`.
+- An argument not differentiated that may hold differentiated values later (loop state,
+  a scratch buffer) starts with a zero tangent, `_tan_s = zeros_like(s)`.
 - A call to a recursive function `f` calls `f__jvp_all(args, tangents)`, the
   forward transformation of `f` with respect to all its parameters.
 - The function is `f__jvp(inputs..., tangents of wrt...)` and returns
@@ -299,4 +301,8 @@ def forward(norm: Normalized, activity: Activity, wrt: list[str]) -> Forwarded:
     pass_ = _Forward(norm, activity, prefix)
     body = pass_.block(copy.deepcopy(norm.body))
     body = with_comments(body, norm.resolved.parsed, "")
-    return Forwarded(norm, body, wrt, prefix)
+    # an argument not differentiated that later holds differentiated values (loop state
+    # `s = s * 0.5 + x[i]`, a scratch buffer written into) starts with a zero tangent
+    starts = [assign(prefix + p, call("zeros_like", name(p))) for p in norm.inputs
+              if p not in wrt and p in activity.active]
+    return Forwarded(norm, starts + body, wrt, prefix)
