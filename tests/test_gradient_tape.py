@@ -452,6 +452,40 @@ def test_numpy_global_draws_in_a_block_are_refused():
         tape.gradient(loss, w)
 
 
+def test_nested_tapes_with_two_inner_gradients_differentiate_the_one_used():
+    a = tf.Variable(np.array([0.5, -0.3]), name="a_nested2")
+    b = tf.Variable(1.2, name="b_nested2")
+    with tf.GradientTape(persistent=True) as outer:
+        with tf.GradientTape(persistent=True) as inner:
+            y = np.sum(a ** 2) * b ** 3
+        ga = inner.gradient(y, a)
+        gb = inner.gradient(y, b)  # noqa: F841  (the later call must not stand for ga)
+        s = np.sum(ga)
+    assert np.isclose(outer.gradient(s, b), 6 * 1.2 ** 2 * np.sum(a.numpy()), rtol=1e-12)
+    np.testing.assert_allclose(outer.gradient(s, a), 2 * 1.2 ** 3 * np.ones(2), rtol=1e-12)
+
+
+_HISTORY = []
+
+
+def test_lists_the_block_appends_to_and_variables_it_makes():
+    W = tf.Variable(np.array([1.0, 2.0]), name="W_lists")
+    with tf.GradientTape() as tape:
+        losses = []
+        for p in (2, 3):
+            losses.append(np.sum(W ** p))
+        total = sum(losses)
+        _HISTORY.append(total)  # a list of the caller's, kept a list
+    np.testing.assert_allclose(tape.gradient(total, W), [5.0, 16.0])
+    assert len(_HISTORY) == 1
+    with tf.GradientTape() as tape:
+        V = tf.Variable(np.array([3.0]), name="V_made")  # made in the block: watched, as in TF
+        loss = np.sum(V ** 2 * W)
+    gv, gw = tape.gradient(loss, [V, W])
+    np.testing.assert_allclose(gv, [18.0])
+    np.testing.assert_allclose(gw, [9.0, 9.0])
+
+
 def test_training_loop_example_runs():
     run = subprocess.run([sys.executable, "examples/training_loop.py"], capture_output=True,
                          text=True, cwd=__file__.rsplit("/tests/", 1)[0])

@@ -47,7 +47,7 @@ from .variables import Variable
 _NOT_PERSISTENT = ("A non-persistent GradientTape can only be used to compute one set of "
                    "gradients (or jacobians)")
 _BLOCKS: dict = {}  # (file, text hash, with line, start line) -> Block
-_NESTED: dict = {}  # an inner tape's gradient call -> its `BlockGradient`
+_NESTED: dict = {}  # an inner tape's gradient call -> (its `BlockGradient`, name)
 
 
 class UnconnectedGradients:
@@ -104,7 +104,9 @@ class GradientTape:
         self._frame = frame
         self._block = block
         self._snapshot = facts(block).snapshot(frame)
-        self._copies = {n: plain(v) for n, v in self._snapshot.items()}
+        appended = facts(block).appended  # lists the block appends to stay lists
+        self._copies = {n: [plain(e) for e in v] if n in appended and isinstance(v, list)
+                        else plain(v) for n, v in self._snapshot.items()}
         self._draws = Draws(facts(block).reads, FrameValues(frame))  # what the block drew
         self._watched: dict = {}  # id -> watched object (watch() and accessed variables)
 
@@ -238,8 +240,9 @@ class GradientTape:
                 kind = None
                 if name is not None and snapshot.get(name) is leaf:
                     kind = (name, "input") if name in watched_inputs else None
-                elif name is not None and name in known.reached(deps, watched_inputs):
-                    kind = (name, "cut")
+                elif name is not None and (name in known.reached(deps, watched_inputs) or (
+                        isinstance(leaf, Variable) and self._is_watched(leaf))):
+                    kind = (name, "cut")  # (a trainable Variable made in the block: watched)
                 if kind is not None and any(
                         t is not None and (t == kind[0] or t in known.reached(deps, {kind[0]}))
                         for t in target_names):
@@ -362,12 +365,13 @@ class GradientTape:
             raise SrcgradError(f"srcgrad.GradientTape: nested tapes differentiate with respect "
                                f"to values the inner block reads; {source!r} is not one")
         key = (id(block), block.start, block.stop, tuple(inputs), target, source)
-        if key not in _NESTED:
+        if key not in _NESTED:  # named once: each inner gradient call keeps its own name
             func = block.function(inputs, [], f"np.sum({target})",
                                   f"tape_block_{block.node.lineno}")
-            _NESTED[key] = BlockGradient(func, source)
-        name = f"tape_gradient_{len(_NESTED)}_{block.node.lineno}"
-        self._block.namespace[name] = _NESTED[key]
+            _NESTED[key] = (BlockGradient(func, source),
+                            f"tape_gradient_{len(_NESTED) + 1}_{block.node.lineno}")
+        gradient, name = _NESTED[key]
+        self._block.namespace[name] = gradient
         callee = gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
         args = [gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None)
                 for n in inputs]

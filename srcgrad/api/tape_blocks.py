@@ -149,7 +149,9 @@ class Block:
         """A stand-in function: `name(inputs..., cut...)` running the body with the names in
         `cut` taken as parameters (their assignment removed), returning `objective`.
         `inner(call)` rewrites an inner tape's `t.gradient(y, x)` call (nested tapes)."""
-        body = [_ArrayLiterals().visit(s) for s in self.statements
+        statements = self.statements
+        literals = _ArrayLiterals(statements)
+        body = [literals.visit(s) for s in statements
                 if not (isinstance(s, gast.Assign) and len(s.targets) == 1
                         and isinstance(s.targets[0], gast.Name) and s.targets[0].id in cut)]
         if inner is not None:
@@ -171,10 +173,25 @@ class Block:
 
 
 class _ArrayLiterals(gast.NodeTransformer):
-    """`[3., 4.]` in a tape block is an array, as TensorFlow makes it a tensor."""
+    """`[3., 4.]` in a tape block is an array, as TensorFlow makes it a tensor; not `[]`,
+    nor a list the block appends to (`losses = [...]; losses.append(...)`)."""
+
+    def __init__(self, statements):
+        self.grown = {n.func.value.id for s in statements for n in walk(s)
+                      if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                      and n.func.attr in ("append", "extend", "insert")
+                      and isinstance(n.func.value, gast.Name)}
+
+    def visit_Assign(self, node):
+        if isinstance(node.value, gast.List) and any(
+                isinstance(t, gast.Name) and t.id in self.grown for t in node.targets):
+            node.value.elts = [self.visit(e) for e in node.value.elts]
+            return node
+        return self.generic_visit(node)
 
     def visit_List(self, node):
-        if all(isinstance(e, (gast.Constant, gast.List, gast.UnaryOp)) for e in node.elts):
+        if node.elts and all(isinstance(e, (gast.Constant, gast.List, gast.UnaryOp))
+                             for e in node.elts):
             array = gast.Attribute(value=gast.Name(id="np", ctx=gast.Load(), annotation=None,
                                                    type_comment=None), attr="array",
                                    ctx=gast.Load())

@@ -81,6 +81,7 @@ class Facts:
         self.reads = _read_before_written(stmts)
         self.assigned = sorted({n for s in stmts for n in names(s, gast.Store)})
         self.assignments = _assignments(stmts)
+        self.appended = {written for _, written, _, grown in self.assignments if grown == "grown"}
         self._deps: dict = {}
         self._reached: dict = {}  # (id of a dependencies dict kept in _deps, start) -> names
 
@@ -293,10 +294,17 @@ def check_cut(stmts, cut) -> None:
 
 
 def _assignments(stmts) -> list:
-    """(line, written name, names read, augmented) for every assignment at any depth."""
+    """(line, written name, names read, augmented) for every assignment at any depth, and
+    for `xs.append(v)` (`extend`, `insert`): xs is computed from itself and v ("grown")."""
     found = []
     for stmt in stmts:
         for node in walk(stmt):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                    and node.func.attr in ("append", "extend", "insert") \
+                    and isinstance(node.func.value, gast.Name):
+                reads = frozenset(n for a in node.args for n in names(a, gast.Load))
+                found.append((getattr(node, "lineno", None), node.func.value.id, reads,
+                              "grown"))
             if isinstance(node, (gast.Assign, gast.AugAssign, gast.For)):
                 targets = node.targets if isinstance(node, gast.Assign) else [node.target]
                 source = node.iter if isinstance(node, gast.For) else node.value
