@@ -47,3 +47,14 @@ def test_forward_mode_with_an_argument_that_takes_tangents(f, other, jit):
         h = np.array([numerical_grad(lambda x: g(x)[k], (X.copy(),), 0) for k in range(3)])
         np.testing.assert_allclose(srcgrad.hessian(f, jit=jit)(X.copy(), other()), h,
                                    rtol=1e-6, atol=1e-8)
+
+
+def _pair(x):
+    return np.sum(x ** 2), x * 2.0
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_jacfwd_of_a_tuple_is_a_tuple_of_jacobians(jit):
+    d_sum, d_double = srcgrad.jacfwd(_pair, jit=jit)(X.copy())
+    np.testing.assert_allclose(d_sum, 2 * X)
+    np.testing.assert_allclose(d_double, 2 * np.eye(3))

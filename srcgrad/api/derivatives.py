@@ -113,10 +113,18 @@ def _forward_columns(func, signature, names, name, bound, args, kwargs, jit):
         _, inputs = prepare_inputs(program, signature, names, args, kwargs)
         tans = [e if n == name else zeros_of(bound.arguments[n]) for n in names]
         out, tangent = program.compiled(*inputs, *tans)
-        columns.append(np.asarray(tangent, dtype=np.float64))
+        columns.append(tangent)
     if not columns:
         return np.zeros(np.shape(x))
-    return _plain(np.stack(columns, axis=-1).reshape(np.shape(out) + np.shape(x)))
+    if isinstance(out, tuple):  # a Jacobian per output, as JAX gives them
+        return tuple(_jacobian_of([c[k] for c in columns], out[k], x) for k in range(len(out)))
+    return _jacobian_of(columns, out, x)
+
+
+def _jacobian_of(columns, out, x):
+    """d out / d x from its columns, one per element of x: shape out.shape + x.shape."""
+    stacked = np.stack([np.asarray(c, dtype=np.float64) for c in columns], axis=-1)
+    return _plain(stacked.reshape(np.shape(out) + np.shape(x)))
 
 
 def _reverse_rows(func, signature, names, name, bound, args, kwargs, jit):
