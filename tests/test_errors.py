@@ -827,6 +827,17 @@ def test_lists_are_only_indexed_appended_or_iterated(func, marker):
     assert info.value.lineno == marked_line(marker)
 
 
+def nested_comprehension(w):
+    return np.sum(np.array([[w[i] * w[j] for j in range(2)] for i in range(2)]))
+
+
+def test_a_comprehensions_list_is_named_as_the_comprehension():
+    with pytest.raises(srcgrad.SrcgradSyntaxError,
+                       match="using the list built by the comprehension as a value") as info:
+        srcgrad.grad(nested_comprehension, jit=False)
+    assert "'_c" not in str(info.value)
+
+
 def common_names(x, seed, inside):
     select = x * seed
     return np.sum(select * inside)

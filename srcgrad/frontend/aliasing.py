@@ -90,6 +90,8 @@ class UserNames:
         """`'y'` for y and y__2, `'p' (in h())` for p__h1, the loop for a hoisted sequence."""
         if name in self.hoisted:
             return f"the sequence {self.loop_text(name)} iterates over"
+        if re.fullmatch(r"_c\d+", name):  # comprehensions.py's list
+            return "built by the comprehension"
         base = re.sub(r"__\d+$", "", name)
         if base in self.inlined:
             user, callee = self.inlined[base]
