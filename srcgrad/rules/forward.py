@@ -38,7 +38,7 @@ for _vjp in _vjps(numpy_ufuncs) + _vjps(arith) + [helpers.log_or_zero_vjp,
     JVP[_vjp] = ELEMENTWISE
 for _vjp in _vjps(shapes) + _vjps(joining) + _vjps(einsum) + [
         numpy_ufuncs.cumsum, arith.matmul, arith.identity, reductions.sum_, reductions.mean,
-        linalg.outer, linalg.inner, linalg.vdot, helpers.reduce_sum_vjp,
+        linalg.outer, linalg.inner, linalg.vdot, helpers.reduce_sum_vjp, helpers.expand_to_vjp,
         helpers.matrix_inner_vjp, helpers.swap_last_axes_vjp, helpers.tril_half_diag_vjp,
         helpers.select_where_vjp, helpers.cotangent_dot_vjp, helpers.stored_vjp,
         helpers.broadcast_like_vjp]:

@@ -18,7 +18,7 @@ for _vjp in (matrices.diag, matrices.trace, matrices.tril, matrices.triu, matric
              everyday.astype, everyday.sum_start_vjp):
     JVP[_vjp] = LINEAR
 for _vjp in (special.erf, special.gammaln, special.digamma, special.math_digamma_vjp,
-             special.expit, special.xlogy):
+             special.expit, special.xlogy, special.xlogy_dx_vjp, special.trigamma):
     JVP[_vjp] = ELEMENTWISE
 
 

@@ -31,6 +31,19 @@ def reduce_sum_vjp(g, ans, x, axis, keepdims):
     return expand_to(g, x, axis, keepdims), None, None
 
 
+def _expand_axis1(rng):
+    return rng.normal(size=(3,)), rng.normal(size=(3, 4)), 1, False
+
+
+def _expand_all(rng):
+    return 0.7, rng.normal(size=(2, 3)), None, False
+
+
+@defrule(expand_to, sample=(_expand_axis1, _expand_all))
+def expand_to_vjp(g, ans, v, x, axis, keepdims):  # linear in v; x gives only a shape
+    return reduce_sum(g, axis, keepdims), None, None, None
+
+
 def _into_floats(rng):
     return rng.normal(size=(3,)), rng.normal(size=(3,))
 

@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from ..runtime import (expand_to, logaddexp_reduce, math_digamma, special_digamma, special_erf,
-                       special_expit, special_gammaln, special_logsumexp, special_trigamma,
-                       special_xlogy, unbroadcast, xlogy_dx)
+                       special_expit, special_gammaln, special_logsumexp, special_tetragamma,
+                       special_trigamma, special_xlogy, unbroadcast, xlogy_dx)
 from .registry import BINARY, defrule, replace, replace_later
 
 for _spelled, _helper in (("erf", special_erf), ("gammaln", special_gammaln),
@@ -42,6 +42,11 @@ def math_digamma_vjp(g, ans, x):  # math.lgamma's derivative, for higher derivat
     return g * special_trigamma(x)
 
 
+@defrule(special_trigamma, domain=(0.3, 4.0))
+def trigamma(g, ans, x):  # digamma's second derivative, for third ones through gammaln
+    return g * special_tetragamma(x)
+
+
 @defrule(special_expit)
 def expit(g, ans, x):
     return g * ans * (1.0 - ans)
@@ -50,6 +55,11 @@ def expit(g, ans, x):
 @defrule(special_xlogy, domain=(0.3, 2.0), shapes=BINARY)
 def xlogy(g, ans, x, y):
     return unbroadcast(g * xlogy_dx(x, y), x), unbroadcast(g * x / y, y)
+
+
+@defrule(xlogy_dx, domain=(0.3, 2.0), shapes=BINARY)
+def xlogy_dx_vjp(g, ans, x, y):  # log(y): flat in x
+    return None, unbroadcast(g / y, y)
 
 
 def _lse(shape, *options):

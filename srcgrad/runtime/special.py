@@ -3,7 +3,7 @@
 numba does not compile scipy.special's ufuncs, so resolve.py spells
 `scipy.special.erf(x)` as `special_erf(x)` (rules/special.py lists them):
 the plain form calls SciPy itself, the numba twin computes the same function
-with `math` (erf, lgamma) or a series (digamma, trigamma), elementwise over
+with `math` (erf, lgamma) or a series (digamma, trigamma, tetragamma), elementwise over
 arrays. `special_logsumexp` is scipy.special.logsumexp without its `b` and
 `return_sign` options; `logaddexp_reduce` is np.logaddexp.reduce.
 """
@@ -86,6 +86,26 @@ def _trigamma(x):
 
 
 @register_jitable
+def _tetragamma(x):
+    """psi''(x) (scipy.special.polygamma(2, x)): the recurrence psi''(x) = psi''(x + 1)
+    - 2 / x^3 up to 10, then the asymptotic series; the reflection below 0."""
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan
+    shift = 0.0
+    if x < 0.0:  # psi''(1 - x) - psi''(x) = 2 pi^3 cot(pi x) / sin(pi x)^2
+        s = math.sin(math.pi * x)
+        shift = -2.0 * math.pi ** 3 * math.cos(math.pi * x) / (s * s * s)
+        x = 1.0 - x
+    while x < 10.0:
+        shift -= 2.0 / (x * x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    tail = 1.0 / 6 - f * (1.0 / 6 - f * (0.3 - f * (5.0 / 6 - f * 691.0 / 210)))
+    series = -f - f / x - f * f * (0.5 - f * tail)
+    return shift + series
+
+
+@register_jitable
 def _expit(x):
     if x >= 0.0:
         return 1.0 / (1.0 + math.exp(-x))
@@ -120,6 +140,11 @@ def special_trigamma(x):
     return _plain(lambda v: _scipy().polygamma(1, v), x)
 
 
+def special_tetragamma(x):
+    """psi''(x), the derivative of trigamma (scipy.special.polygamma(2, x))."""
+    return _plain(lambda v: _scipy().polygamma(2, v), x)
+
+
 def special_expit(x):
     return _plain(_scipy().expit, x)
 
@@ -131,6 +156,7 @@ def math_digamma(x):
 
 for _fn, _scalar in ((special_erf, _erf), (special_gammaln, _lgamma),
                      (special_digamma, _digamma), (special_trigamma, _trigamma),
+                     (special_tetragamma, _tetragamma),
                      (special_expit, _expit)):
     overload(_fn)(_elementwise(_scalar))
 
