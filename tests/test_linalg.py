@@ -258,3 +258,16 @@ def test_runtime_twins_agree(helper, args):
     for b, a in zip(before, args):
         assert np.array_equal(b, a), "the helper mutated its input"
     _assert_same(py, nb, helper)
+
+
+def _det_only(A):
+    return np.linalg.det(A)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_det_derivative_at_a_singular_matrix_is_the_cofactor_matrix(jit):
+    A = np.array([[1.0, 2.0, 0.5], [2.0, 4.0, 1.0], [0.3, -0.7, 1.1]])  # rank 2
+    cof = np.array([[np.linalg.det(np.delete(np.delete(A, i, 0), j, 1)) * (-1) ** (i + j)
+                     for j in range(3)] for i in range(3)])
+    np.testing.assert_allclose(srcgrad.grad(_det_only, jit=jit)(A), cof, atol=1e-12)
+    np.testing.assert_allclose(srcgrad.jacfwd(_det_only, jit=jit)(A), cof, atol=1e-12)

@@ -17,8 +17,9 @@ tests/test_rules.py checks every forward rule against finite differences.
 """
 import numpy as np
 
-from ..runtime import (axis_extremum_share, linalg_norm_grad, matrix_inner, prod_others,
-                       reduce_sum, seed_like, solve_like, solve_product, swap_last_axes, tril_half_diag)
+from ..runtime import (axis_extremum_share, cofactors, linalg_norm_grad, matrix_inner,
+                       prod_others, reduce_sum, seed_like, solve_like, solve_product,
+                       stack_scalar, swap_last_axes, tril_half_diag)
 from . import arith, einsum, helpers, joining, linalg, numpy_ufuncs, reductions, shapes
 
 ELEMENTWISE = "elementwise"
@@ -82,7 +83,13 @@ def prod_jvp(t_a, ans, a, axis=None, *, keepdims=False):
 
 @defjvp(linalg.det)
 def det_jvp(t_a, ans, a):
-    return ans * matrix_inner(swap_last_axes(np.linalg.inv(a)), t_a)
+    return matrix_inner(cofactors(a, ans), t_a)
+
+
+@defjvp(linalg.cofactors_vjp)
+def cofactors_jvp(t_a, t_d, ans, a, d):
+    b = swap_last_axes(np.linalg.inv(a))
+    return stack_scalar(t_d) * b - stack_scalar(d) * (b @ swap_last_axes(t_a) @ b)
 
 
 @defjvp(linalg.logabsdet)

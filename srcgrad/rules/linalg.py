@@ -5,9 +5,9 @@ numba compiles single matrices only. `swap_last_axes` transposes each matrix.
 """
 import numpy as np
 
-from ..runtime import (linalg_norm_grad, slogdet_logabs, slogdet_sign, solve_outer,
-                       solve_transposed, stack_scalar, swap_last_axes, tril_half_diag,
-                       unbroadcast)
+from ..runtime import (cofactors, linalg_norm_grad, matrix_inner, slogdet_logabs,
+                       slogdet_sign, solve_outer, solve_transposed, stack_scalar,
+                       swap_last_axes, tril_half_diag, unbroadcast)
 from .registry import METHODS, defnondiff, defrule
 
 
@@ -84,9 +84,25 @@ def inv(g, ans, a):
     return -(t @ g @ t)
 
 
-@defrule(np.linalg.det, sample=(_matrix, _stack, _negative_det))
-def det(g, ans, a):
-    return stack_scalar(g * ans) * swap_last_axes(np.linalg.inv(a))
+def _singular(rng):
+    a = _square(rng, 3, 3)
+    a[2] = a[0] + 2.0 * a[1]
+    return (a,)
+
+
+@defrule(np.linalg.det, sample=(_matrix, _stack, _negative_det, _singular))
+def det(g, ans, a):  # det(a) inv(a)^T, and the cofactors where a is singular
+    return stack_scalar(g) * cofactors(a, ans)
+
+
+def _scaled_inverse(rng):
+    return _square(rng, 3, 3), 1.7
+
+
+@defrule(cofactors, sample=(_scaled_inverse,))
+def cofactors_vjp(g, ans, a, d):  # d inv(a)^T, a and d apart (second derivatives of det)
+    b = swap_last_axes(np.linalg.inv(a))
+    return -stack_scalar(d) * (b @ swap_last_axes(g) @ b), matrix_inner(g, b)
 
 
 # np.linalg.slogdet(a) is rewritten to (slogdet_sign(a), slogdet_logabs(a)).

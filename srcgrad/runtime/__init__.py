@@ -25,7 +25,7 @@ from .axes import (expand_to, axis_extremum_share, reshape_like, untranspose,  #
 from .joining import concatenate_grad, stack_grad, hstack_grad, vstack_grad  # noqa: F401
 from .gather import add_at, check_write_index  # noqa: F401
 from .linalg import (swap_last_axes, stack_scalar, solve_transposed, solve_outer, tril_half_diag, slogdet_sign,  # noqa: F401
-                     slogdet_logabs, linalg_norm_grad, einsum_operand_grad, einsum_single)
+                     slogdet_logabs, linalg_norm_grad, einsum_operand_grad, einsum_single, cofactors)
 from .checkpoints import (add_cotangents, budget_snapshots, checkpointed, cotangent_dot, state_bytes, finish_plan, first_slot, loop_ran,  # noqa: F401
                           next_action, online_plan, plan_position, restored, revolve_plan,
                           snapshot_due, take_slot, truncate)
@@ -96,6 +96,7 @@ __all__ = [
     "solve_outer",
     "tril_half_diag",
     "slogdet_sign",
+    "cofactors",
     "slogdet_logabs",
     "linalg_norm_grad",
     "einsum_operand_grad",

@@ -310,3 +310,35 @@ def einsum_single(subscripts, a):
 
 
 overload(einsum_single)(_no_einsum)
+
+# --- cofactors: d det(a) / da, also where a is singular ----------------------------------
+
+def cofactors(a, d):
+    """The cofactor matrix of each matrix of `a` (`d`: their determinants): d * inv(a)^T
+    where d != 0; from the SVD where d == 0 (a singular matrix's, zero below rank n - 1)."""
+    a = np.asarray(a)
+    d = np.broadcast_to(np.asarray(d, dtype=np.float64), a.shape[:-2])
+    out = np.empty(a.shape, float_dtype(a))  # float32 stays float32
+    for k in np.ndindex(a.shape[:-2]):
+        out[k] = _cofactor(np.asarray(a[k], dtype=np.float64), float(d[k]))
+    return out
+
+
+@register_jitable
+def _cofactor(m, det):
+    if det != 0.0:
+        return det * np.linalg.inv(m).T
+    u, s, vt = np.linalg.svd(m)  # m = u diag(s) vt: adj(m)^T = det(u) det(vt) u adj(s) vt
+    others = np.ones(s.shape[0])
+    for i in range(s.shape[0]):
+        for j in range(s.shape[0]):
+            if j != i:
+                others[i] *= s[j]
+    return np.linalg.det(u) * np.linalg.det(vt) * ((u * others) @ vt)
+
+
+@overload(cofactors)
+def _cofactors(a, d):
+    if isinstance(a, types.Array) and a.ndim == 2:
+        return lambda a, d: _cofactor(np.asarray(a, dtype=np.float64), float(d))
+    raise TypingError("cofactors: numba takes one matrix (a stack runs as Python)")
