@@ -116,3 +116,29 @@ def test_missing_rule_points_to_defvjp():
     with pytest.raises(srcgrad.MissingRuleError) as info:
         srcgrad.grad(no_rule_anywhere)
     assert "@srcgrad.defvjp(np.sinc)" in str(info.value)
+
+
+@numba.njit
+def _softplus_one(x):
+    return np.log1p(np.exp(x))
+
+
+@srcgrad.defvjp(_softplus_one)
+def _softplus_one_vjp(g, ans, x):
+    return (g / (1.0 + np.exp(-x)),)  # one cotangent per argument, as a 1-tuple (JAX's way)
+
+
+def _softplus_loss(w):
+    return np.sum(_softplus_one(w) ** 2) + _softplus_one(w[0]) ** 2
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_a_rule_of_one_argument_may_return_a_one_tuple(jit):
+    w = np.array([0.3, -1.0, 2.0])
+    g = srcgrad.grad(_softplus_loss, jit=jit)
+    got = g(w)
+    assert g.backend == ("numba" if jit else "python")
+    sp = np.log1p(np.exp(w))
+    expected = 2 * sp / (1 + np.exp(-w))
+    expected[0] *= 2
+    np.testing.assert_allclose(got, expected, rtol=1e-12)

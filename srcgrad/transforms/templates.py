@@ -142,6 +142,8 @@ def instantiate(rule: Rule, g, ans, args: list, keywords: dict, fresh, namespace
     passed = bind(rule.vjp, g, ans, *args, **keywords)
     stmts, value = inline(rule.vjp, passed, fresh, namespace, "derivative rule")
     params = differentiable_params(rule.vjp)
+    if len(params) == 1 and isinstance(value, gast.Tuple) and len(value.elts) == 1:
+        value = value.elts[0]  # `return (g * ...,)`: one cotangent per argument, JAX-style
     parts = [value] if len(params) == 1 else list(value.elts)
     if len(parts) != len(params):
         raise AssertionError(f"rule {rule.vjp.__qualname__} returns {len(parts)} cotangents, "
