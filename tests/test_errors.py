@@ -637,6 +637,18 @@ def test_numba_fallback_warning_states_the_reason():
     assert "array2string" in str(caught[0].message)
 
 
+def test_numba_reasons_name_numbas_own_pieces_by_their_arguments():
+    from srcgrad.backend.numba_reasons import construct
+    intrinsic = ("No implementation of function Function(<intrinsic _impl>) found for "
+                 "signature:\n \n >>> _impl(array(float64, 3d, A), array(float64, 3d, A))\n")
+    assert construct(intrinsic) == ("an operation on (array(float64, 3d, A), array(float64, "
+                                    "3d, A)), which numba has no implementation for")
+    lowering = "<numba.core.base.OverloadSelector object at 0x7f4ee8cafd90>, " \
+               "(NumPyRandomGeneratorType,)"
+    assert construct(lowering) == ("an operation on (NumPyRandomGeneratorType), which numba "
+                                   "cannot compile")
+
+
 def test_numba_fallback_warning_points_at_the_callers_line():
     g = srcgrad.grad(nb_unsupported)
     _, caught = _call_recording(g, np.array([0.3, -0.7, 1.1, 0.2]))
