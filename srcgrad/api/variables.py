@@ -15,6 +15,11 @@ import numpy as np
 from ..errors import SrcgradWarning
 
 
+def _in_place(op, spelled):
+    """`v op= d` on a Variable: `Variable._rebound`."""
+    return lambda self, other: self._rebound(other, op, spelled)
+
+
 class Variable(np.lib.mixins.NDArrayOperatorsMixin):
     """A float64 scalar or array that `GradientTape` can watch; update it with `.assign`."""
 
@@ -88,23 +93,12 @@ class Variable(np.lib.mixins.NDArrayOperatorsMixin):
                       "update it", SrcgradWarning, stacklevel=3)
         return op(self, other)
 
-    def __iadd__(self, other):
-        return self._rebound(other, operator.add, "+=")
-
-    def __isub__(self, other):
-        return self._rebound(other, operator.sub, "-=")
-
-    def __imul__(self, other):
-        return self._rebound(other, operator.mul, "*=")
-
-    def __itruediv__(self, other):
-        return self._rebound(other, operator.truediv, "/=")
-
-    def __ipow__(self, other):
-        return self._rebound(other, operator.pow, "**=")
-
-    def __imatmul__(self, other):
-        return self._rebound(other, operator.matmul, "@=")
+    __iadd__ = _in_place(operator.add, "+=")
+    __isub__ = _in_place(operator.sub, "-=")
+    __imul__ = _in_place(operator.mul, "*=")
+    __itruediv__ = _in_place(operator.truediv, "/=")
+    __ipow__ = _in_place(operator.pow, "**=")
+    __imatmul__ = _in_place(operator.matmul, "@=")
 
     def __getitem__(self, index):
         return self._value[index]
