@@ -1,7 +1,8 @@
 """Pass 4, desugar: lower loops over sequences and early exits to a few core forms.
 
 Tuple targets holding array elements become one assignment each (element_tuples.py),
-`n ** -2` and `np.array(u, copy=False)` say what they mean (spellings.py), calls writing into an argument writes (outputs.py), `dtype=int` NumPy's int type
+`n ** -2` and `np.array(u, copy=False)` say what they mean (spellings.py), calls
+writing into an argument become writes (outputs.py), `dtype=int` NumPy's int type
 (dtype_names.py), a loop's `else` clause an
 `if` on a flag its breaks clear (loop_else.py), try statements calls of helpers that run
 them as written (trying.py);
