@@ -76,3 +76,20 @@ def test_hessian(f):
     columns = [numerical_grad(lambda x, k=k: grad(x)[k], (X.copy(),), 0) for k in range(4)]
     np.testing.assert_allclose(srcgrad.hessian(f, jit=False)(X.copy()), np.array(columns),
                                rtol=1e-5, atol=1e-7)
+
+
+def _buffer_like_indices(x, idx):
+    buf = np.zeros_like(idx)  # idx's integer dtype: NumPy truncates each write
+    for i in range(idx.shape[0]):
+        buf[i] = x[idx[i]] * 2.5
+    order = np.argsort(x)
+    order[0] = x[1] * 3.0  # an integer array too
+    return np.sum(buf) + np.sum(order) + np.sum(x * x)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_writes_into_arrays_of_indices_made_without_a_dtype_carry_no_gradient(jit):
+    x, idx = np.array([0.37, 1.71, 2.25]), np.array([2, 0, 1, 1])
+    value, g = srcgrad.value_and_grad(_buffer_like_indices, jit=jit)(x, idx)
+    assert value == _buffer_like_indices(x, idx)
+    np.testing.assert_allclose(g, 2 * x)  # only the float term
