@@ -5,7 +5,8 @@ blocks included) binds to a NumPy call given a dtype that is not a float or comp
 (`np.zeros(n, dtype=int)`, `np.empty(n, bool)`), `np.arange`, `np.argsort` and the other
 index makers, `np.full` of an integer constant, `np.array` of integer constants, or
 `x.astype(t)` (`as_type`) to a t that is not a float; and a copy or `zeros_like` (without a
-dtype) of one of those or of an array whose elements index another (`x[idx[i]]`). The reverse pass passes the cotangent of a write into such a name through
+dtype) of one of those or of an array whose elements index another (`x[idx[i]]`). The
+reverse pass passes the cotangent of a write into such a name through
 `stored(g, a)` (runtime/adjoints.py), which is zero where a's dtype, at run time, is
 an integer or bool: NumPy rounds the written values, a step whose derivative is zero.
 A name listed that holds floats costs only the call; a name missed (an integer array

@@ -103,11 +103,11 @@ class GradientTape:
         block.stop = 10 ** 9
         self._frame = frame
         self._block = block
-        self._snapshot = facts(block).snapshot(frame)
-        appended = facts(block).appended  # lists the block appends to stay lists
-        self._copies = {n: [plain(e) for e in v] if n in appended and isinstance(v, list)
-                        else plain(v) for n, v in self._snapshot.items()}
-        self._draws = Draws(facts(block).reads, FrameValues(frame))  # what the block drew
+        known = facts(block)
+        self._snapshot = known.snapshot(frame)
+        self._copies = {n: [plain(e) for e in v] if n in known.appended  # stay lists
+                        and isinstance(v, list) else plain(v) for n, v in self._snapshot.items()}
+        self._draws = Draws(known.reads, FrameValues(frame))  # what the block drew
         self._watched: dict = {}  # id -> watched object (watch() and accessed variables)
 
     def watch(self, tensor):

@@ -172,15 +172,21 @@ class Block:
         return func
 
 
+def grown_by(node):
+    """The list `node` grows in place (`xs.append(v)`, `extend`, `insert`), or None."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+            and node.func.attr in ("append", "extend", "insert") \
+            and isinstance(node.func.value, gast.Name):
+        return node.func.value.id
+    return None
+
+
 class _ArrayLiterals(gast.NodeTransformer):
     """`[3., 4.]` in a tape block is an array, as TensorFlow makes it a tensor; not `[]`,
     nor a list the block appends to (`losses = [...]; losses.append(...)`)."""
 
     def __init__(self, statements):
-        self.grown = {n.func.value.id for s in statements for n in walk(s)
-                      if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-                      and n.func.attr in ("append", "extend", "insert")
-                      and isinstance(n.func.value, gast.Name)}
+        self.grown = {grown_by(n) for s in statements for n in walk(s)} - {None}
 
     def visit_Assign(self, node):
         if isinstance(node.value, gast.List) and any(

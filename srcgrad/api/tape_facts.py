@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import SourceUnavailableError, SrcgradError
 from .binding import readers
-from .tape_blocks import is_data, names, source_tree, with_at
+from .tape_blocks import grown_by, is_data, names, source_tree, with_at
 from .variables import Variable
 from ..syntax import walk
 
@@ -299,12 +299,9 @@ def _assignments(stmts) -> list:
     found = []
     for stmt in stmts:
         for node in walk(stmt):
-            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-                    and node.func.attr in ("append", "extend", "insert") \
-                    and isinstance(node.func.value, gast.Name):
+            if grown_by(node) is not None:
                 reads = frozenset(n for a in node.args for n in names(a, gast.Load))
-                found.append((getattr(node, "lineno", None), node.func.value.id, reads,
-                              "grown"))
+                found.append((getattr(node, "lineno", None), grown_by(node), reads, "grown"))
             if isinstance(node, (gast.Assign, gast.AugAssign, gast.For)):
                 targets = node.targets if isinstance(node, gast.Assign) else [node.target]
                 source = node.iter if isinstance(node, gast.For) else node.value
